@@ -1,0 +1,103 @@
+/** `olmpub <noun> <verb> [args] [options]`: dispatch, help, exit codes. */
+import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { OlmpubError, formatErrorTree, redactSecrets, usageError, EXIT_CODES } from '../lib/errors.js';
+import { parseOutputFormat } from '../lib/output.js';
+import { commandHelp, GLOBAL_OPTIONS, OUTPUT_OPTION, type Command, type CommandContext } from './command.js';
+import { COMMANDS } from './commands/index.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+function topHelp(): string {
+  const nouns = [...new Set(COMMANDS.map((c) => c.noun))];
+  const lines = [
+    'olmpub: build, package, validate and publish the olmpub inference operator for OLM v1 clusters.',
+    '',
+    'Usage: olmpub <noun> <verb> [arguments] [options]',
+    '       olmpub <noun> <verb> --help     explains one command',
+    '',
+    'Commands:',
+  ];
+  const width = Math.max(...COMMANDS.map((c) => `${c.noun} ${c.verb}`.length));
+  for (const noun of nouns) {
+    for (const c of COMMANDS.filter((x) => x.noun === noun)) lines.push(`  ${`${c.noun} ${c.verb}`.padEnd(width)}  ${c.summary}`);
+  }
+  lines.push(
+    '',
+    'Global options:',
+    '  -h, --help        show help',
+    '      --version     print the version',
+    '  -o, --output FMT  json or yaml instead of text, on commands that support it',
+    '',
+    'Exit codes: 0 ok, 1 validation failed, 2 usage error, 3 environment (registry or cluster unreachable, auth).',
+    'Colour follows the terminal; set NO_COLOR=1 to turn it off.',
+  );
+  return lines.join('\n') + '\n';
+}
+
+function findCommand(argv: string[]): { command: Command; rest: string[] } | undefined {
+  // `publish` is a noun with a single, implied verb.
+  const [noun, verb] = argv;
+  const exact = COMMANDS.find((c) => c.noun === noun && c.verb === verb);
+  if (exact) return { command: exact, rest: argv.slice(2) };
+  const implied = COMMANDS.find((c) => c.noun === noun && c.verb === '');
+  return implied ? { command: implied, rest: argv.slice(1) } : undefined;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    process.stdout.write(topHelp());
+    return argv.length === 0 ? EXIT_CODES.usage : 0;
+  }
+  if (argv[0] === '--version' || argv[0] === 'version') {
+    process.stdout.write(`olmpub ${pkg.version}\n`);
+    return 0;
+  }
+  const found = findCommand(argv);
+  if (!found) {
+    const nounCommands = COMMANDS.filter((c) => c.noun === argv[0]);
+    const hint = nounCommands.length
+      ? `"${argv[0]}" takes one of: ${nounCommands.map((c) => c.verb).join(', ')}`
+      : 'run "olmpub --help" to list the commands';
+    return fail(usageError('unknown-command', `unknown command "${argv.slice(0, 2).join(' ')}"`, { hint }), 'text');
+  }
+  const { command, rest } = found;
+  const options = { ...(command.options ?? {}), ...GLOBAL_OPTIONS, ...(command.structuredOutput ? { output: OUTPUT_OPTION } : {}) };
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      strict: true,
+      options: Object.fromEntries(
+        Object.entries(options).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) }]),
+      ),
+    });
+  } catch (err) {
+    return fail(usageError('bad-arguments', (err as Error).message, { hint: `run "olmpub ${command.noun} ${command.verb} --help"`.replace('  ', ' ') }), 'text');
+  }
+  if (parsed.values.help) {
+    process.stdout.write(commandHelp(command));
+    return 0;
+  }
+  const values = { ...parsed.values } as CommandContext["values"];
+  for (const [name, o] of Object.entries(options)) if (values[name] === undefined && o.default !== undefined) values[name] = o.default;
+  let output: ReturnType<typeof parseOutputFormat> = 'text';
+  try {
+    output = parseOutputFormat(values.output as string | undefined);
+    const code = await command.run({ values, positionals: parsed.positionals, output, stdout: process.stdout, stderr: process.stderr });
+    return code ?? 0;
+  } catch (err) {
+    return fail(err, output);
+  }
+}
+
+function fail(err: unknown, output: 'text' | 'json' | 'yaml'): number {
+  if (err instanceof OlmpubError) {
+    if (output === 'json') process.stdout.write(JSON.stringify({ passed: false, error: err.toJSON() }, null, 2) + '\n');
+    else process.stderr.write(redactSecrets(`error: ${formatErrorTree(err)}`) + '\n');
+    return err.exitCode;
+  }
+  process.stderr.write(redactSecrets(`internal error: ${(err as Error)?.stack ?? String(err)}`) + '\n');
+  return EXIT_CODES.internal;
+}

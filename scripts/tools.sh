@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Builds the test infrastructure and reference tools from the Go module proxy, once, cached under
+# ~/.cache/olmpub/tools/<tool>-<version>/bin. Nothing here is downloaded as a release binary.
+#
+#   scripts/tools.sh build TOOL...   build (if not cached) and print nothing but progress on stderr
+#   scripts/tools.sh path TOOL       print the directory holding TOOL's binaries (builds it first)
+#   scripts/tools.sh list            the tools and their pinned versions
+#
+# TOOL: k8s (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl), etcd, kwok,
+#       helm, opm, oras, crane, olm (operator-controller + catalogd)
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-v1.36.3}
+ETCD_VERSION=v3.6.14
+KWOK_VERSION=v0.8.0
+HELM_VERSION=v3.21.4
+OPM_VERSION=v1.73.0
+ORAS_VERSION=v1.3.3
+CRANE_VERSION=v0.21.9
+OLM_VERSION=v1.11.0
+
+CACHE=${OLMPUB_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/olmpub/tools}
+export GOFLAGS=-mod=mod GOTOOLCHAIN=local
+log() { printf '[tools] %s\n' "$*" >&2; }
+
+version_of() {
+  case $1 in
+    k8s) echo "$K8S_VERSION" ;; etcd) echo "$ETCD_VERSION" ;; kwok) echo "$KWOK_VERSION" ;;
+    helm) echo "$HELM_VERSION" ;; opm) echo "$OPM_VERSION" ;; oras) echo "$ORAS_VERSION" ;;
+    crane) echo "$CRANE_VERSION" ;; olm) echo "$OLM_VERSION" ;;
+    *) echo "unknown tool '$1' (known: k8s etcd kwok helm opm oras crane olm)" >&2; exit 2 ;;
+  esac
+}
+dir_of() { echo "$CACHE/$1-$(version_of "$1")"; }
+
+# A throwaway main module that pins the tool's module, so `go build` works even when the tool's own
+# go.mod has replace directives (kubernetes, etcd).
+wrapper() { # dir go-version
+  mkdir -p "$1/src" "$1/bin"; cd "$1/src"
+  [ -f go.mod ] || go mod init testinfra.local/wrapper >/dev/null 2>&1
+  go mod edit -go="$2"
+}
+
+build_k8s() {
+  local d=$1 st="v0.${K8S_VERSION#v1.}" minor; minor=$(echo "$K8S_VERSION" | cut -d. -f2)
+  wrapper "$d" 1.26.0; go mod edit -godebug=default=go1.26
+  local gomod; gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  for m in $(awk '$2=="v0.0.0"{print $1}' "$gomod" | grep '^k8s.io/' | sort -u); do go mod edit -replace="$m=$m@$st"; done
+  go mod edit -require="k8s.io/kubernetes@$K8S_VERSION"
+  local ldf="-s -w" p
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldf+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=2026-01-01T00:00:00Z"
+  done
+  cat > tools.go <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver/app"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler/app"
+	_ "k8s.io/kubectl/pkg/cmd"
+)
+GO
+  go mod tidy >/dev/null 2>&1 || true
+  CGO_ENABLED=0 go build -trimpath -pgo=off -ldflags "$ldf" -o "$d/bin/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+}
+
+build_etcd() {
+  wrapper "$1" 1.25.0
+  go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$1/bin/etcd" go.etcd.io/etcd/server/v3
+}
+
+goinstall() { # dir pkg@version [go build flags...]
+  local d=$1 pkg=$2; shift 2
+  mkdir -p "$d/bin"; GOBIN="$d/bin" go install -trimpath -ldflags "-s -w" "$@" "$pkg"
+}
+
+build_kwok() { goinstall "$1" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"; }
+build_helm() { goinstall "$1" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"; }
+build_opm() { CGO_ENABLED=1 goinstall "$1" "github.com/operator-framework/operator-registry/cmd/opm@$OPM_VERSION" -tags json1,containers_image_openpgp; }
+build_oras() { goinstall "$1" "oras.land/oras/cmd/oras@$ORAS_VERSION"; }
+build_crane() { goinstall "$1" "github.com/google/go-containerregistry/cmd/crane@$CRANE_VERSION"; }
+build_olm() {
+  CGO_ENABLED=0 goinstall "$1" "github.com/operator-framework/operator-controller/cmd/operator-controller@$OLM_VERSION" -tags containers_image_openpgp
+  CGO_ENABLED=0 goinstall "$1" "github.com/operator-framework/operator-controller/cmd/catalogd@$OLM_VERSION" -tags containers_image_openpgp
+}
+
+ensure() {
+  local t=$1 d; d=$(dir_of "$t")
+  [ -f "$d/.done" ] && return 0
+  log "building $t $(version_of "$t") into $d (first time only)"
+  local start=$SECONDS
+  ( "build_$t" "$d" ) >"$CACHE/$t.build.log" 2>&1 || { log "building $t failed; last lines of $CACHE/$t.build.log:"; tail -n 30 "$CACHE/$t.build.log" >&2; exit 3; }
+  touch "$d/.done"
+  log "built $t in $((SECONDS - start)) s"
+}
+
+mkdir -p "$CACHE"
+case ${1:-} in
+  build) shift; for t in "$@"; do version_of "$t" >/dev/null; ensure "$t"; done ;;
+  path) version_of "$2" >/dev/null; ensure "$2"; echo "$(dir_of "$2")/bin" ;;
+  list) for t in k8s etcd kwok helm opm oras crane olm; do printf '%-6s %s\n' "$t" "$(version_of "$t")"; done ;;
+  *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ] || exit 2 ;;
+esac
