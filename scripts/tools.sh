@@ -93,10 +93,14 @@ build_olm() {
 ensure() {
   local t=$1 d; d=$(dir_of "$t")
   [ -f "$d/.done" ] && return 0
+  # One build per tool at a time, even across concurrent callers (tests, CI, developers).
+  exec {lock}>"$CACHE/$t.lock"; flock "$lock"
+  [ -f "$d/.done" ] && { flock -u "$lock"; return 0; }
   log "building $t $(version_of "$t") into $d (first time only)"
   local start=$SECONDS
   ( "build_$t" "$d" ) >"$CACHE/$t.build.log" 2>&1 || { log "building $t failed; last lines of $CACHE/$t.build.log:"; tail -n 30 "$CACHE/$t.build.log" >&2; exit 3; }
   touch "$d/.done"
+  flock -u "$lock"
   log "built $t in $((SECONDS - start)) s"
 }
 
