@@ -1,4 +1,6 @@
 /** Every command the CLI offers, in the order `olmpub --help` lists them. Only working commands belong here. */
 import type { Command } from '../command.js';
+import { CRD_COMMANDS } from './crd.js';
+import { RBAC_COMMANDS } from './rbac.js';
 
-export const COMMANDS: Command[] = [];
+export const COMMANDS: Command[] = [...CRD_COMMANDS, ...RBAC_COMMANDS];
