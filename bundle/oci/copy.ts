@@ -123,13 +123,17 @@ export async function copyGraph(src: Store, dst: Store, root: Descriptor, option
         options.onSkipped?.(desc);
         return;
       }
+      let mounted = false;
       await dst.pushBlob(desc, (offset) => src.fetchBlob(desc, { offset, signal }), {
         signal,
-        ...(mountFrom ? { mountFrom } : {}),
+        ...(mountFrom ? { mountFrom, onMounted: () => (mounted = true) } : {}),
         ...(options.chunked !== undefined ? { chunked: options.chunked } : {}),
         onProgress: (done, total) => options.onProgress?.(desc, done, total),
       });
-      stats.copied++;
+      if (mounted) {
+        stats.mounted++;
+        options.onMounted?.(desc, mountFrom!);
+      } else stats.copied++;
       options.onCopied?.(desc);
     });
   };

@@ -573,6 +573,7 @@ export class RemoteRepository implements Store {
   private async uploadSession(desc: Descriptor, source: BlobSource, options: PushBlobOptions, chunked: boolean, countFailure: () => void): Promise<void> {
     const started = await this.startUpload(desc, options);
     if (started.done) {
+      if (options.mountFrom) options.onMounted?.();
       options.onProgress?.(desc.size, desc.size);
       return;
     }

@@ -18,6 +18,8 @@ export interface PushBlobOptions {
   signal?: AbortSignal;
   /** Remote only: try a cross-repository mount from this repository of the same registry first. */
   mountFrom?: string;
+  /** Remote only: called when the registry satisfied the upload with a mount. */
+  onMounted?: () => void;
   /** Remote only: force (true) or forbid (false) a chunked PATCH upload; default: chunked above the store's threshold. */
   chunked?: boolean;
 }
