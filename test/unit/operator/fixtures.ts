@@ -254,9 +254,23 @@ export function sampleV1(overrides: { name?: string; namespace?: string; spec?: 
 const Ajv = AjvModule.default;
 const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
 
-/** The schema as JSON Schema draft-07 sees it: x-kubernetes-* keywords are ignored by ajv (strict off). */
-function forAjv(schema: JSONSchemaProps): object {
-  return JSON.parse(JSON.stringify(schema));
+/**
+ * The schema as JSON Schema draft-07 sees it (ajv ignores x-kubernetes-* keywords with strict off),
+ * plus `additionalProperties: false` wherever properties are listed: a field the apiserver would
+ * prune is an error here, so a conversion that emits one (and would lose it) fails the tests.
+ */
+export function forAjv(schema: JSONSchemaProps): object {
+  const walk = (s: JSONSchemaProps): Record<string, unknown> => {
+    const out: Record<string, unknown> = { ...s };
+    if (s.properties) {
+      out.properties = Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, walk(v)]));
+      out.additionalProperties = false;
+    }
+    if (s.additionalProperties) out.additionalProperties = walk(s.additionalProperties);
+    if (s.items) out.items = walk(s.items);
+    return out;
+  };
+  return walk(schema);
 }
 
 const validators = {
