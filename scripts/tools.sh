@@ -75,19 +75,27 @@ build_etcd() {
   CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$1/bin/etcd" go.etcd.io/etcd/server/v3
 }
 
-goinstall() { # dir pkg@version [go build flags...]
-  local d=$1 pkg=$2; shift 2
-  mkdir -p "$d/bin"; GOBIN="$d/bin" go install -trimpath -ldflags "-s -w" "$@" "$pkg"
+# Like `go install pkg@version`, but through a wrapper module: `go install` also asks the proxy for the
+# module's version list (deprecation check), which this proxy refuses for some modules.
+goinstall() { # dir module version pkg [go build flags...]
+  local d=$1 mod=$2 ver=$3 pkg=$4; shift 4
+  wrapper "$d" 1.26.0
+  go mod edit -require="$mod@$ver" -tool="$pkg"
+  go mod download "$mod@$ver"
+  go build -trimpath -ldflags "-s -w" "$@" -o "$d/bin/" "$pkg"
 }
 
-build_kwok() { goinstall "$1" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"; }
-build_helm() { goinstall "$1" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"; }
-build_opm() { CGO_ENABLED=1 goinstall "$1" "github.com/operator-framework/operator-registry/cmd/opm@$OPM_VERSION" -tags json1,containers_image_openpgp; }
-build_oras() { goinstall "$1" "oras.land/oras/cmd/oras@$ORAS_VERSION"; }
-build_crane() { goinstall "$1" "github.com/google/go-containerregistry/cmd/crane@$CRANE_VERSION"; }
+build_kwok() { goinstall "$1" sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok; }
+build_helm() { goinstall "$1" helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm; }
+build_opm() { CGO_ENABLED=1 goinstall "$1" github.com/operator-framework/operator-registry "$OPM_VERSION" github.com/operator-framework/operator-registry/cmd/opm -tags json1,containers_image_openpgp; }
+build_oras() { goinstall "$1" oras.land/oras "$ORAS_VERSION" oras.land/oras/cmd/oras; }
+build_crane() { goinstall "$1" github.com/google/go-containerregistry "$CRANE_VERSION" github.com/google/go-containerregistry/cmd/crane; }
 build_olm() {
-  CGO_ENABLED=0 goinstall "$1" "github.com/operator-framework/operator-controller/cmd/operator-controller@$OLM_VERSION" -tags containers_image_openpgp
-  CGO_ENABLED=0 goinstall "$1" "github.com/operator-framework/operator-controller/cmd/catalogd@$OLM_VERSION" -tags containers_image_openpgp
+  local m=github.com/operator-framework/operator-controller
+  wrapper "$1" 1.26.3
+  go mod edit -require="$m@$OLM_VERSION" -tool="$m/cmd/operator-controller" -tool="$m/cmd/catalogd"
+  go mod download "$m@$OLM_VERSION"
+  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -tags containers_image_openpgp -o "$1/bin/" "$m/cmd/operator-controller" "$m/cmd/catalogd"
 }
 
 ensure() {
