@@ -47,6 +47,7 @@ export function sourceDateEpoch(env: NodeJS.ProcessEnv = process.env): number {
 
 /** `/usr/bin/node`, `./a/b/`, `a//b` → `usr/bin/node`, `a/b`; rejects `..` and empty paths. */
 export function normalizeLayerPath(path: string): string {
+  if (path.split('/').includes('..')) throw validationError('image-bad-path', `"${path}" leaves the image root`);
   const n = posix.normalize(`/${path}`).replace(/^\/+/, '').replace(/\/+$/, '');
   if (!n || n === '.') throw validationError('image-bad-path', `"${path}" is not a path inside the image`);
   if (n.split('/').includes('..')) throw validationError('image-bad-path', `"${path}" leaves the image root`);
