@@ -407,8 +407,10 @@ function deployment(isvc: DefaultedInferenceService, track: Track, replicas: num
     spec: {
       replicas,
       selector: { matchLabels: selectorLabels(name, track) },
-      // Accelerator nodes rarely have a spare GPU for a surge pod: replace in place instead.
-      strategy: { type: 'RollingUpdate', rollingUpdate: gpus > 0 ? { maxSurge: 0, maxUnavailable: 1 } : { maxSurge: 1, maxUnavailable: 0 } },
+      // Accelerator nodes rarely have a spare GPU for a surge pod, so with GPUs and other replicas
+      // to keep serving, pods are replaced one at a time in place; a single replica surges instead
+      // (a stuck surge pod leaves the old one serving, an in-place swap would be an outage).
+      strategy: { type: 'RollingUpdate', rollingUpdate: gpus > 0 && replicas > 1 ? { maxSurge: 0, maxUnavailable: 1 } : { maxSurge: 1, maxUnavailable: 0 } },
       revisionHistoryLimit: 3,
       // A rollout may take as long as a model load plus an image pull before it counts as stuck.
       progressDeadlineSeconds: startupSeconds + 600,
