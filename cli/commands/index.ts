@@ -3,6 +3,7 @@ import type { Command } from '../command.js';
 import { CATALOG_COMMANDS } from './catalog.js';
 import { CRD_COMMANDS } from './crd.js';
 import { IMAGE_COMMANDS } from './image.js';
+import { OPERATOR_COMMANDS } from './operator.js';
 import { RBAC_COMMANDS } from './rbac.js';
 
-export const COMMANDS: Command[] = [...CRD_COMMANDS, ...RBAC_COMMANDS, ...IMAGE_COMMANDS, ...CATALOG_COMMANDS];
+export const COMMANDS: Command[] = [...CRD_COMMANDS, ...RBAC_COMMANDS, ...IMAGE_COMMANDS, ...CATALOG_COMMANDS, ...OPERATOR_COMMANDS];
