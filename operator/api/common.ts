@@ -14,7 +14,6 @@ export const metadataSchema = s.opaque<ObjectMeta>({ type: 'object' });
 export const NAME_RULE: s.ValidationRule = {
   rule: "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 45",
   message: 'metadata.name must be a DNS-1035 label (lower-case letters, digits and "-", starting with a letter) of at most 45 characters',
-  fieldPath: '.metadata.name',
 };
 
 export const labelMap = (description: string) =>
