@@ -56,6 +56,15 @@ export function addFile(cfg: DeclarativeConfig, file: SourceFile): LoadProblem[]
   const res = parseStream(file.text);
   for (const doc of res.docs) {
     const at = { file: file.path, line: doc.line };
+    if (doc.value === null) {
+      problems.push({
+        code: 'fbc-empty-document',
+        message: "object '' is missing root schema field",
+        pos: at,
+        hint: 'this YAML document is empty (only comments or blank lines, e.g. after a trailing "---"); opm fails on it: remove it, or list files that are not FBC in a .indexignore',
+      });
+      continue;
+    }
     try {
       const meta = decodeMeta(doc.value);
       const blob = meta.blob;

@@ -150,13 +150,17 @@ export function validateCatalog(input: LoadedCatalog | DeclarativeConfig, option
   // Files that did not parse (opm fails on the first).
   if ('problems' in input) for (const p of input.problems) root.add(p.code, p.message, p.pos, p.hint);
 
-  const pkgNode = (name: string, pos?: Position) => root.child(`p/${name}`, `invalid package ${q(name)}`, pos);
-  const chNode = (pkg: string, ch: string, pos?: Position) => pkgNode(pkg).child(`c/${ch}`, `invalid channel ${q(ch)}`, pos);
-  const bundleNode = (pkg: string, b: string, pos?: Position) => pkgNode(pkg).child(`b/${b}`, `invalid bundle ${q(b)}`, pos);
-  const entryNode = (pkg: string, ch: string, b: string, pos?: Position) => chNode(pkg, ch).child(`b/${b}`, `invalid bundle ${q(b)}`, pos);
+  const model = new Map<string, PackageModel>();
+  // Tree nodes; without an explicit position they point at the blob that defines them.
+  const pkgNode = (name: string, pos?: Position) => root.child(`p/${name}`, `invalid package ${q(name)}`, pos ?? model.get(name)?.pos);
+  const chNode = (pkg: string, ch: string, pos?: Position) => {
+    const c = model.get(pkg)?.channels.get(ch);
+    return pkgNode(pkg).child(`c/${ch}`, `invalid channel ${q(ch)}`, pos ?? (c && !c.placeholder ? c.channel.pos : undefined));
+  };
+  const bundleNode = (pkg: string, b: string, pos?: Position) => pkgNode(pkg).child(`b/${b}`, `invalid bundle ${q(b)}`, pos ?? model.get(pkg)?.bundles.get(b)?.pos);
+  const entryNode = (pkg: string, ch: string, b: string, pos?: Position) => chNode(pkg, ch).child(`b/${b}`, `invalid bundle ${q(b)}`, pos ?? model.get(pkg)?.channels.get(ch)?.entries.get(b)?.pos);
 
   // ---- Phase A: conversion (declcfg_to_model.go) ------------------------------------------------
-  const model = new Map<string, PackageModel>();
   for (const p of cfg.packages) {
     if (p.name === '') {
       root.add('package-no-name', 'config contains package with no name', p.pos, 'set "name" on the olm.package blob');
