@@ -83,6 +83,10 @@ describe('operator/api CRD', () => {
           assert.ok(!(node.properties && node.additionalProperties), `${path} mixes properties and additionalProperties`);
           for (const req of node.required ?? []) assert.ok(node.properties?.[req], `${path} requires unknown ${req}`);
           if (node['x-kubernetes-validations']) assert.ok(node.type === 'object' || node.type === 'array', `${path}: CEL on a scalar`);
+          for (const rule of node['x-kubernetes-validations'] ?? []) {
+            // The apiserver rejects a fieldPath that does not name a field of the schema (metadata has none).
+            if (rule.fieldPath) assert.ok(at(node, rule.fieldPath), `${path}: fieldPath ${rule.fieldPath} of rule ${rule.rule} names no schema field`);
+          }
           if (node['x-kubernetes-list-type'] === 'map') {
             for (const key of node['x-kubernetes-list-map-keys'] ?? []) {
               const item = node.items!;
