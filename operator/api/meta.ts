@@ -6,12 +6,12 @@ export const LIST_KIND = 'InferenceServiceList';
 export const PLURAL = 'inferenceservices';
 export const SINGULAR = 'inferenceservice';
 export const SHORT_NAMES = ['isvc', 'olmisvc'];
-export const CRD_NAME = `${PLURAL}.${GROUP}`;
+export const CRD_NAME = `${PLURAL}.${GROUP}` as const;
 
 export const V1 = 'v1';
 export const V1ALPHA1 = 'v1alpha1';
-export const API_VERSION_V1 = `${GROUP}/${V1}`;
-export const API_VERSION_V1ALPHA1 = `${GROUP}/${V1ALPHA1}`;
+export const API_VERSION_V1 = `${GROUP}/${V1}` as const;
+export const API_VERSION_V1ALPHA1 = `${GROUP}/${V1ALPHA1}` as const;
 
 /** On a v1alpha1 object: JSON merge patch that restores the v1 fields v1alpha1 cannot express. */
 export const V1_FIELDS_ANNOTATION = `${GROUP}/v1-fields`;
