@@ -130,7 +130,32 @@ function orderedBlobs(cfg: DeclarativeConfig): unknown[] {
 /** Serialises blobs as one file's content. */
 export function encodeBlobs(blobs: unknown[], format: FbcFormat): string {
   if (format === 'json') return blobs.map((b) => goJSON(b) + '\n').join('');
-  return blobs.map((b) => '---\n' + YAML.stringify(sortedValue(stripUndefined(b)), { lineWidth: 0, indentSeq: false, aliasDuplicateObjects: false })).join('');
+  return blobs.map((b) => '---\n' + goYAML(b)).join('');
+}
+
+/** YAML 1.1's implicit scalar tags (null, bool, int, float, timestamp): what go-yaml v2 resolves plain scalars with. */
+const YAML11_TESTS: RegExp[] = (new YAML.Document(null, { version: '1.1' }).schema.tags as { tag?: string; test?: RegExp }[])
+  .filter((t) => t.test && t.tag !== 'tag:yaml.org,2002:str')
+  .map((t) => t.test!);
+
+/** Whether a plain scalar would not read back as this string under YAML 1.1 (so go-yaml double-quotes it). */
+function ambiguous(s: string): boolean {
+  return YAML11_TESTS.some((re) => re.test(s));
+}
+
+/**
+ * YAML like sigs.k8s.io/yaml (go-yaml v2) writes it: sorted keys, sequences not indented, strings that
+ * YAML 1.1 would read as another type (yes, on, 1.0, null, "") double-quoted, others plain or
+ * single-quoted, multi-line strings as literal blocks.
+ */
+function goYAML(value: unknown): string {
+  const doc = new YAML.Document(sortedValue(stripUndefined(value)), { version: '1.1', aliasDuplicateObjects: false });
+  YAML.visit(doc, {
+    Scalar(_key, node) {
+      if (typeof node.value === 'string' && !node.value.includes('\n') && ambiguous(node.value)) node.type = 'QUOTE_DOUBLE';
+    },
+  });
+  return doc.toString({ lineWidth: 0, indentSeq: false, singleQuote: true });
 }
 
 function stripUndefined(v: unknown): unknown {
