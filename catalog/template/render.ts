@@ -4,6 +4,8 @@
  *
  * - channels `<archetype>-v<X>` (major) and/or `<archetype>-v<X>.<Y>` (minor); a version promoted to
  *   stable is in fast and candidate too; entries ascend by semver;
+ * - optionally (`crossMajorUpgrades`) the first Y-stream of a major replaces the newest version of the
+ *   previous major, a cross-channel edge like opm's between minor channels;
  * - within an archetype and a major version, the highest Z of each Y-stream `replaces` the highest Z of
  *   the previous Y-stream and `skips` every earlier version except that replaces target (so never
  *   `replaces` and `skips` to the same bundle, operator-registry#1749); lower Zs get no replaces/skips
@@ -162,6 +164,7 @@ export function renderTemplate(tpl: CatalogTemplate, options: RenderOptions = {}
       const k = v.parsed.major.toString();
       majors.set(k, [...(majors.get(k) ?? []), v]);
     }
+    let previousMajorTop: V | undefined;
     for (const [major, lineage] of majors) {
       const groups: V[][] = [];
       for (const v of lineage) {
@@ -174,7 +177,7 @@ export function renderTemplate(tpl: CatalogTemplate, options: RenderOptions = {}
         g.forEach((v, j) => {
           const e: PlannedEntry = { version: v.version, bundle: nameOf(v) };
           if (j === g.length - 1) {
-            const prevTop = i > 0 ? groups[i - 1]![groups[i - 1]!.length - 1]! : undefined;
+            const prevTop = i > 0 ? groups[i - 1]![groups[i - 1]!.length - 1]! : tpl.channels.crossMajorUpgrades ? previousMajorTop : undefined;
             if (prevTop) e.replaces = nameOf(prevTop);
             const skips = lineage.filter((x) => cmpV(x, v) < 0 && x !== prevTop).map(nameOf).sort();
             if (skips.length) e.skips = skips;
@@ -186,6 +189,7 @@ export function renderTemplate(tpl: CatalogTemplate, options: RenderOptions = {}
           edges.set(v.version, e);
         });
       });
+      previousMajorTop = lineage[lineage.length - 1];
       for (const kind of tpl.channels.streams) {
         const parts = kind === 'major' ? [lineage] : groups;
         for (const part of parts) {

@@ -59,6 +59,11 @@ export interface CatalogTemplate {
     defaultStream: StreamKind;
     /** skipRange on every entry: from the start of its major (default), of its minor, or none. */
     skipRange: 'major' | 'minor' | 'none';
+    /**
+     * Whether the first Y-stream of a major replaces the newest version of the previous major (in the
+     * same archetype), so CatalogProvided upgrades can cross majors. Default false, as opm's template.
+     */
+    crossMajorUpgrades: boolean;
   };
   versions: TemplateVersion[];
   deprecations: {
@@ -166,7 +171,7 @@ export function parseTemplateDocument(doc: Document, file: string, lc: LineCount
     schema: TEMPLATE_SCHEMA,
     file,
     package: { name: '' },
-    channels: { archetypes: [...ARCHETYPES], streams: ['major'], defaultStream: 'major', skipRange: 'major' },
+    channels: { archetypes: [...ARCHETYPES], streams: ['major'], defaultStream: 'major', skipRange: 'major', crossMajorUpgrades: false },
     versions: [],
     deprecations: { channels: [], bundles: [] },
   };
@@ -222,7 +227,7 @@ function readTop(r: Reader, top: NonNullable<ReturnType<Reader['map']>>, tpl: Ca
   // channels
   const chEntry = top.get('channels');
   if (chEntry && chEntry.value !== null) {
-    const ch = r.map(chEntry.value, 'channels', ['archetypes', 'streams', 'default', 'defaultStream', 'skipRange'], r.line(chEntry.key));
+    const ch = r.map(chEntry.value, 'channels', ['archetypes', 'streams', 'default', 'defaultStream', 'skipRange', 'crossMajorUpgrades'], r.line(chEntry.key));
     if (ch) {
       if (ch.has('archetypes')) {
         const items = r.seq(ch.get('archetypes'), 'channels.archetypes');
@@ -249,6 +254,11 @@ function readTop(r: Reader, top: NonNullable<ReturnType<Reader['map']>>, tpl: Ca
       } else tpl.channels.defaultStream = tpl.channels.streams[0]!;
       const sr = r.oneOf(ch.get('skipRange'), 'channels.skipRange', ['major', 'minor', 'none'] as const);
       if (sr) tpl.channels.skipRange = sr;
+      const cm = ch.get('crossMajorUpgrades');
+      if (cm) {
+        if (!isScalar(cm.value) || typeof cm.value.value !== 'boolean') r.fail(cm.value ?? cm.key, 'channels.crossMajorUpgrades must be true or false', 'write crossMajorUpgrades: true', r.line(cm.key));
+        else tpl.channels.crossMajorUpgrades = cm.value.value;
+      }
     }
   }
 
