@@ -82,7 +82,8 @@ export class HttpTransport {
         if (settled) return;
         settled = true;
         bodyStream?.destroy();
-        reject(toNetworkError(err, what));
+        // A failure of the body's own source (e.g. its digest check) is reported as it is.
+        reject(err instanceof Error && err.name === 'OlmpubError' ? err : toNetworkError(err, what));
       };
       const r = mod.request(
         req.url,

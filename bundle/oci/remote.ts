@@ -252,7 +252,7 @@ export class RegistryClient {
           ...(ex.signal ? { signal: ex.signal } : {}),
         });
       } catch (err) {
-        if (ex.signal?.aborted) throw err;
+        if (ex.signal?.aborted || err instanceof OlmpubError) throw err;
         error = err instanceof NetworkError ? err : new NetworkError(String((err as Error)?.message ?? err), 'EUNKNOWN', false, { cause: err });
       }
       this.options.onRequest?.({ method: ex.method, url: redactUrl(ex.url), status: res?.status ?? 0, attempt });

@@ -58,4 +58,21 @@ describe('oci integration: a runnable image without Docker', function () {
     const { stdout } = await run('chroot', ['--userspec=65532:65532', root, ...cfg.Entrypoint!, ...cfg.Cmd!], { env: { PATH: '/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', ...Object.fromEntries(cfg.Env!.map((e) => e.split('='))) }, cwd: REPO_ROOT });
     assert.equal(stdout.trim(), 'olmpub-test 1.0.0 uid=65532');
   });
+
+  it('builds on a base image read from the registry, mounting its layers into the new repository', async () => {
+    const { client: c, events } = client(registries().registry);
+    const baseRepo = c.repository(uniqueRepo('base'));
+    const base = await buildImage({ store: baseRepo, tag: 'base', layers: [{ files: { '/etc/os-release': 'ID=olmpub-base\n', '/bin/tool': { content: 'x', mode: 0o755 } } }], config: { env: { PATH: '/bin' } } });
+    const appRepo = c.repository(uniqueRepo('app'));
+    const app = await buildImage({ store: appRepo, tag: 'v1', base: { store: baseRepo, reference: 'base' }, layers: [{ files: { '/app/main.js': '1' } }], config: { user: '65532' } });
+    assert.equal(app.manifest.json.layers[0]!.digest, base.manifest.json.layers[0]!.digest);
+    assert.deepEqual(app.config.json.rootfs.diff_ids[0], base.config.json.rootfs.diff_ids[0]);
+    assert.ok(events.some((e) => e.method === 'POST' && e.url.includes(appRepo.repository)), 'an upload session in the new repository');
+    assert.equal(events.filter((e) => e.method === 'PUT' && e.url.includes(`${appRepo.repository}/blobs/uploads/`)).length, 2, 'only the new layer and config are uploaded; the base layer is mounted');
+    const root = join(work.dir, 'rootfs-base');
+    await unpackImage(appRepo, 'v1', root);
+    assert.equal(await readFile(join(root, 'etc/os-release'), 'utf8'), 'ID=olmpub-base\n');
+    assert.equal(await readFile(join(root, 'app/main.js'), 'utf8'), '1');
+    c.close();
+  });
 });
