@@ -132,7 +132,7 @@ describe('oci integration: faults between client and the real registry', functio
     const clock = recordingClock();
     let stalls = 1;
     proxy.rule = (req) => (req.method === 'HEAD' && stalls-- > 0 ? { kind: 'stall' } : undefined);
-    const { client: c } = client(addr, { clock, timeoutMs: 500 });
+    const { client: c } = client(addr, { clock, timeoutMs: 2000 });
     assert.equal(await c.repository(uniqueRepo('stall')).exists(layer(randomBytes(10))), false);
     assert.deepEqual(clock.waits, [250]);
     c.close();
