@@ -146,8 +146,8 @@ export class RegistryClient {
       } else if (challenge.scheme === 'bearer') {
         if (!challenge.params.realm) throw environmentError('oci-auth-failed', `${host}: Bearer challenge without a realm`);
         this.schemes.set(host, { scheme: 'bearer', params: challenge.params });
-        const scopes = cleanScopes([...ex.scopes, ...(challenge.params.scope ? [challenge.params.scope] : [])]);
-        this.tokens.delete(this.tokenKey(host, scopes));
+        // The cached token (if any) was refused: expired, revoked or too narrow. Fetch a new one.
+        this.tokens.delete(this.tokenKey(host, cleanScopes(ex.scopes)));
       } else {
         throw environmentError('oci-auth-failed', `${host}: unsupported authentication scheme "${challenge.scheme}"`, { hint: 'olmpub supports Basic and Bearer token authentication' });
       }
