@@ -3,11 +3,11 @@
  * store, with add/update(old, new)/delete handlers, a real synced signal, and a periodic resync that
  * replays the cache to the handlers as update(obj, obj) without calling the apiserver.
  */
-import { realClock, type Clock, type TimerHandle } from '../clock.js';
+import { realClock, sleep, type Clock, type TimerHandle } from '../clock.js';
 import type { KubeClient } from '../kube/client.js';
 import { objectKey, type KubeObject, type TypeRef } from '../kube/types.js';
 import { silentLogger, type Logger } from '../log.js';
-import type { BackoffOptions } from '../backoff.js';
+import { Backoff, type BackoffOptions } from '../backoff.js';
 import { Reflector, type ReflectorStats } from './reflector.js';
 import { deepFreeze, Store, type IndexFunc } from './store.js';
 
@@ -40,7 +40,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
 
 export class Informer<T extends KubeObject = KubeObject> {
   readonly store: Store<T>;
-  readonly reflectors: Reflector<T>[];
+  private reflectorList: Reflector<T>[] = [];
   private handlers: EventHandler<T>[] = [];
   private ctrl?: AbortController;
   private running: Promise<void>[] = [];
@@ -60,13 +60,22 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.random = options.random ?? Math.random;
     this.log = (options.logger ?? silentLogger).child('informer', { kind: type.kind });
     this.store = new Store<T>(options.indexers ?? {});
-    const scopes: (string | undefined)[] = options.namespaces?.length ? [...new Set(options.namespaces)] : [undefined];
-    this.reflectors = scopes.map((namespace) => {
+  }
+
+  /** The reflectors (one per watched namespace, or one for all); empty until the kind is resolved after start(). */
+  get reflectors(): readonly Reflector<T>[] {
+    return this.reflectorList;
+  }
+
+  private makeReflectors(namespaced: boolean): void {
+    const scopes: (string | undefined)[] = namespaced && this.options.namespaces?.length ? [...new Set(this.options.namespaces)] : [undefined];
+    const options = this.options;
+    this.reflectorList = scopes.map((namespace) => {
       let synced = false;
       return new Reflector<T>(
         {
-          client,
-          type,
+          client: this.client,
+          type: this.type,
           namespace,
           labelSelector: options.labelSelector,
           fieldSelector: options.fieldSelector,
@@ -110,8 +119,26 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (this.ctrl) return;
     const ctrl = (this.ctrl = new AbortController());
     signal?.addEventListener('abort', () => ctrl.abort(), { once: true });
-    this.running = this.reflectors.map((r) => r.run(ctrl.signal));
+    this.running = [this.run(ctrl.signal)];
     this.scheduleResync();
+  }
+
+  /** Resolves whether the kind is namespaced (retrying discovery with backoff), then runs the reflectors. */
+  private async run(signal: AbortSignal): Promise<void> {
+    const backoff = new Backoff({ clock: this.clock, random: this.random, ...this.options.backoff });
+    let namespaced: boolean | undefined;
+    while (namespaced === undefined) {
+      if (signal.aborted) return;
+      try {
+        namespaced = (await this.client.resource(this.type)).namespaced;
+      } catch (err) {
+        const delay = backoff.next();
+        this.log.warn('cannot resolve the kind; retrying', { err: err as Error, retryInMs: Math.round(delay) });
+        if (!(await sleep(this.clock, delay, signal))) return;
+      }
+    }
+    this.makeReflectors(namespaced);
+    await Promise.all(this.reflectorList.map((r) => r.run(signal)));
   }
 
   /** Stops the reflectors and waits for them to end. */
@@ -125,7 +152,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** True once every reflector has completed its first list. */
   hasSynced(): boolean {
-    return this.syncedCount === this.reflectors.length;
+    return this.reflectorList.length > 0 && this.syncedCount === this.reflectorList.length;
   }
 
   /** Resolves true when synced, false on timeout or abort. */
@@ -163,7 +190,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** Summed reflector statistics. */
   stats(): ReflectorStats {
     const sum: ReflectorStats = { lists: 0, relists: 0, watches: 0, errors: 0, gone: 0, events: 0, bookmarks: 0 };
-    for (const r of this.reflectors) for (const k of Object.keys(sum) as (keyof ReflectorStats)[]) sum[k] += r.stats[k];
+    for (const r of this.reflectorList) for (const k of Object.keys(sum) as (keyof ReflectorStats)[]) sum[k] += r.stats[k];
     return sum;
   }
 

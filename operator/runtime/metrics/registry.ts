@@ -155,6 +155,11 @@ export class RuntimeMetrics {
     return () => this.queues.delete(probe);
   }
 
+  /** A KubeClient `onResponse` hook feeding rest_client_requests_total. */
+  readonly onRestResponse = (r: { code: string; method: string; host: string }): void => {
+    this.restClientRequests.inc({ code: r.code, method: r.method, host: r.host });
+  };
+
   /** The exposition text (what /metrics serves). */
   text(): Promise<string> {
     return this.registry.metrics();
