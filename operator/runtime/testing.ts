@@ -4,7 +4,7 @@
  * the real apiserver instead.
  */
 import type { Clock, TimerHandle } from './clock.js';
-import type { LeaderElectionRecord, LockGetResult, ResourceLock } from './leader/election.js';
+import { recordRaw, type LeaderElectionRecord, type LockGetResult, type ResourceLock } from './leader/election.js';
 
 interface FakeTimer {
   at: number;
@@ -73,31 +73,32 @@ export class FakeClock implements Clock {
   }
 }
 
+/** One elector's view of an InMemoryLease; `failing` makes this replica's calls fail (a partition). */
+export interface InMemoryLock extends ResourceLock {
+  failing: boolean;
+}
+
 /** A Lease in memory with resourceVersion-based optimistic concurrency, shared by several electors. */
 export class InMemoryLease {
   record?: LeaderElectionRecord;
   resourceVersion = 0;
-  /** Set to make every call fail (an unreachable apiserver). */
-  failing = false;
   writes = 0;
 
   /** A lock view of this lease for one elector. */
-  lock(): ResourceLock {
+  lock(): InMemoryLock {
     const lease = this;
     let seenVersion = -1;
-    const check = () => {
-      if (lease.failing) throw new Error('apiserver unreachable');
-    };
-    return {
+    const lock: InMemoryLock = {
+      failing: false,
       describe: () => 'memory/lease',
       async get(): Promise<LockGetResult | undefined> {
-        check();
+        if (lock.failing) throw new Error('apiserver unreachable');
         if (!lease.record) return undefined;
         seenVersion = lease.resourceVersion;
-        return { record: { ...lease.record }, raw: JSON.stringify(lease.record) };
+        return { record: { ...lease.record }, raw: recordRaw(lease.record) };
       },
       async create(record: LeaderElectionRecord): Promise<void> {
-        check();
+        if (lock.failing) throw new Error('apiserver unreachable');
         if (lease.record) throw Object.assign(new Error('already exists'), { reason: 'AlreadyExists' });
         lease.record = { ...record };
         lease.resourceVersion++;
@@ -105,7 +106,7 @@ export class InMemoryLease {
         seenVersion = lease.resourceVersion;
       },
       async update(record: LeaderElectionRecord): Promise<void> {
-        check();
+        if (lock.failing) throw new Error('apiserver unreachable');
         if (!lease.record) throw new Error('lease not found');
         if (seenVersion !== lease.resourceVersion) throw Object.assign(new Error('conflict'), { reason: 'Conflict' });
         lease.record = { ...record };
@@ -114,5 +115,23 @@ export class InMemoryLease {
         seenVersion = lease.resourceVersion;
       },
     };
+    return lock;
+  }
+}
+
+/** A clock that reads `offsetMs` ahead of (or behind) another, sharing its timers: clock skew between replicas. */
+export class SkewedClock implements Clock {
+  constructor(
+    private readonly base: Clock,
+    private readonly offsetMs: number,
+  ) {}
+  now(): number {
+    return this.base.now() + this.offsetMs;
+  }
+  setTimeout(fn: () => void, ms: number): TimerHandle {
+    return this.base.setTimeout(fn, ms);
+  }
+  clearTimeout(handle: TimerHandle): void {
+    this.base.clearTimeout(handle);
   }
 }
