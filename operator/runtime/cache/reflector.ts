@@ -8,10 +8,16 @@
  */
 import { Backoff, type BackoffOptions } from '../backoff.js';
 import { realClock, sleep, type Clock } from '../clock.js';
-import { isGone, KubeTransportError } from '../kube/errors.js';
+import { isGone, isTooManyRequests, KubeTransportError } from '../kube/errors.js';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject, TypeRef } from '../kube/types.js';
 import { silentLogger, type Logger } from '../log.js';
+
+/** The connection was refused (apiserver restarting): retry the watch rather than relisting. */
+export function isConnectionRefused(err: unknown): boolean {
+  for (let e: unknown = err, i = 0; e && i < 5; e = (e as { cause?: unknown }).cause, i++) if ((e as { code?: unknown }).code === 'ECONNREFUSED') return true;
+  return false;
+}
 
 export interface ReflectorSink<T extends KubeObject> {
   /** A complete list of the scope: the first one (`initial`), or a relist. */
@@ -91,7 +97,12 @@ export class Reflector<T extends KubeObject = KubeObject> {
     return this.synced;
   }
 
-  /** Runs until `signal` aborts. Never rejects. */
+  /**
+   * Runs until `signal` aborts. Never rejects. As client-go: a watch that ends cleanly (its timeout)
+   * is re-opened from the last resourceVersion; a watch refused (connection refused, 429) is retried
+   * after backoff from the same resourceVersion; 410 Gone relists at once; any other watch failure
+   * (reset, watchdog, server error) relists after backoff; a failed list is retried after backoff.
+   */
   async run(signal: AbortSignal): Promise<void> {
     let needList = true;
     while (!signal.aborted) {
@@ -121,8 +132,9 @@ export class Reflector<T extends KubeObject = KubeObject> {
           continue;
         }
         this.stats.errors++;
+        if (!listing && !isConnectionRefused(err) && !isTooManyRequests(err)) needList = true;
         const delay = this.backoff.next();
-        this.log.warn(listing ? 'list failed; retrying' : 'watch failed; retrying', { err: err as Error, retryInMs: Math.round(delay) });
+        this.log.warn(listing ? 'list failed; retrying' : needList ? 'watch failed; relisting' : 'watch refused; retrying', { err: err as Error, retryInMs: Math.round(delay) });
         if (!(await sleep(this.clock, delay, signal))) return;
       }
     }
@@ -131,15 +143,6 @@ export class Reflector<T extends KubeObject = KubeObject> {
   /** Fault injection for tests: drops the open watch as a broken connection would. */
   breakWatch(): void {
     this.currentWatch?.abort();
-  }
-
-  /**
-   * Fault injection for tests: pretends the last seen resourceVersion is `rv` (e.g. a compacted one)
-   * and breaks the watch, so the next watch starts there; a stale one is answered 410 and relisted.
-   */
-  injectResourceVersion(rv: string): void {
-    this.rv = rv;
-    this.breakWatch();
   }
 
   private async list(signal: AbortSignal): Promise<void> {
