@@ -94,4 +94,59 @@ describe('catalog/template: edits (promote, deprecate, add a version)', () => {
       (err: unknown) => err instanceof OlmpubError && err.code === 'edit-refused' && /has a dependency declared via property "olm.package.required"/.test(formatErrorTree(err)),
     );
   });
+
+  it('keeps the file\'s own indentation and aligned comments when it adds lines', () => {
+    const text = `schema: olmpub.catalog.v1
+package: {name: foo}
+versions:
+    -   version: 1.0.0    # aligned
+        image: ${D(1)}
+    -   version: 1.2.0    # comments
+        image: ${D(3)}
+deprecations:
+    channels:
+        - name: candidate-v1   # x
+          message: old
+`;
+    const r = editTemplate(text, 't.yaml', [
+      { kind: 'promote', version: '1.0.0', to: 'fast' },
+      { kind: 'add-version', version: '1.1.0', image: D(2) },
+      { kind: 'deprecate-bundle', version: '1.0.0', message: 'CVE: upgrade' },
+      { kind: 'deprecate-channel', channel: 'fast-v1', message: 'use stable' },
+    ]);
+    assert.equal(
+      r.text,
+      `schema: olmpub.catalog.v1
+package: {name: foo}
+versions:
+    -   version: 1.0.0    # aligned
+        image: ${D(1)}
+        stage: fast
+    - version: 1.1.0
+      image: ${D(2)}
+      stage: candidate
+    -   version: 1.2.0    # comments
+        image: ${D(3)}
+deprecations:
+    channels:
+        - name: candidate-v1   # x
+          message: old
+        - name: fast-v1
+          message: use stable
+    bundles:
+      - version: 1.0.0
+        message: "CVE: upgrade"
+`,
+    );
+    assert.equal(r.report.passed, true);
+  });
+
+  it('falls back to the Document API for flow-style templates, keeping comments', () => {
+    const text = `# flow style\nschema: olmpub.catalog.v1\npackage: {name: foo}\nversions: [{version: 1.0.0, image: "${D(1)}"}]\n`;
+    const r = editTemplate(text, 't.yaml', [{ kind: 'promote', version: '1.0.0', to: 'stable' }, { kind: 'deprecate-package', message: 'bye' }]);
+    assert.ok(r.text.startsWith('# flow style\n'));
+    assert.equal(r.template.versions[0]!.stage, 'stable');
+    assert.equal(r.template.deprecations.package!.message, 'bye');
+  });
 });
+
