@@ -19,6 +19,7 @@ import {
   lintRules,
   parseApiCalls,
   preflight,
+  ruleFromObject,
   ruleString,
   serviceAccountUser,
   toBinding,
@@ -100,7 +101,10 @@ function render(r: CheckReport, out: NodeJS.WritableStream): string {
     const i = r.installer;
     lines.push(ok(`installer role for ClusterExtension ${i.extension} (ServiceAccount ${i.namespace}/${i.serviceAccount}): ${((i.role.rules as unknown[]) ?? []).length} rule(s)${i.emittedTo ? `, written to ${i.emittedTo}` : ''}`));
     for (const w of i.warnings) lines.push(color.yellow(`    warning: ${w}`, out));
-    if (!i.emittedTo) lines.push(...YAML.stringify(i.role, { lineWidth: 0 }).trimEnd().split('\n').map((l) => `    ${l}`));
+    if (!i.emittedTo) {
+      for (const r of (i.role.rules as unknown[]) ?? []) lines.push(`    ${ruleString(ruleFromObject(r))}`);
+      lines.push(color.dim('    (write it with --emit-installer-role FILE, or -o yaml)', out));
+    }
   }
   if (r.preflight) {
     lines.push(r.preflight.message ? bad('OLM 1.10 pre-authorization would fail:') : ok('OLM 1.10 pre-authorization passes for the ServiceAccount'));
