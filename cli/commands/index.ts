@@ -1,9 +1,10 @@
 /** Every command the CLI offers, in the order `olmpub --help` lists them. Only working commands belong here. */
 import type { Command } from '../command.js';
+import { BUNDLE_COMMANDS } from './bundle.js';
 import { CATALOG_COMMANDS } from './catalog.js';
 import { CRD_COMMANDS } from './crd.js';
 import { IMAGE_COMMANDS } from './image.js';
 import { OPERATOR_COMMANDS } from './operator.js';
 import { RBAC_COMMANDS } from './rbac.js';
 
-export const COMMANDS: Command[] = [...CRD_COMMANDS, ...RBAC_COMMANDS, ...IMAGE_COMMANDS, ...CATALOG_COMMANDS, ...OPERATOR_COMMANDS];
+export const COMMANDS: Command[] = [...CRD_COMMANDS, ...RBAC_COMMANDS, ...IMAGE_COMMANDS, ...BUNDLE_COMMANDS, ...CATALOG_COMMANDS, ...OPERATOR_COMMANDS];
