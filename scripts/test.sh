@@ -39,6 +39,7 @@ if $needs_env; then
     scripts/testenv up
     trap 'scripts/testenv down' EXIT
   fi
+  for t in "${tiers[@]}"; do [ "$t" != e2e ] || scripts/testenv olm; done
 fi
 
 specs=()
