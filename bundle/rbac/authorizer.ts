@@ -214,12 +214,12 @@ export class RbacAuthorizer {
         const bind: ResourceAttributes = { verb: 'bind', group: roleRef.apiGroup || RBAC_GROUP, resource, name: roleRef.name, namespace: binding.namespace };
         if (this.authorize(user, bind)) return { allowed: true, reason: 'bind', missing: [] };
       }
+      // As OLM's pre-authorizer does: the referenced role's rules on the cluster plus those of the same
+      // role among the objects being installed.
       let rules = this.roleRefRules(roleRef, binding.namespace);
-      if (rules === undefined) {
-        for (const p of pending) {
-          const r = toRole(p);
-          if (r && r.kind === roleRef.kind && r.name === roleRef.name && (r.kind === 'ClusterRole' || r.namespace === binding.namespace)) rules = r.rules;
-        }
+      for (const p of pending) {
+        const r = toRole(p);
+        if (r && r.kind === roleRef.kind && r.name === roleRef.name && (r.kind === 'ClusterRole' || r.namespace === binding.namespace)) rules = [...(rules ?? []), ...r.rules];
       }
       if (rules === undefined) {
         return { allowed: false, reason: 'denied', missing: [], error: `${roleRef.kind.toLowerCase()}s.${RBAC_GROUP} "${roleRef.name}" not found` };
