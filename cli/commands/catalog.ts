@@ -162,7 +162,7 @@ Exit status: 0 valid, 1 invalid, 2 usage error. With -o json|yaml the result is 
     const report = validateCatalog(loaded, { rules: ctx.values['opm-rules'] ? 'opm' : 'olmv1' });
     const data = {
       passed: report.passed,
-      ...(report.error ? { error: { message: formatErrorTree(report.error), ...report.error.toJSON() } } : {}),
+      ...(report.error ? { error: { ...report.error.toJSON(), message: formatErrorTree(report.error) } } : {}),
       warnings: report.warnings.map((w) => w.toJSON()),
     };
     emit(ctx.output, data, () => {
