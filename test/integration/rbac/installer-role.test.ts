@@ -135,11 +135,15 @@ describe('rbac on the real apiserver: the installer ServiceAccount and the pure 
         contentType: 'application/merge-patch+json',
       });
       if (patch.status !== 200) return fail('patch', p, patch);
-      const current = (await kube.must('GET', objectPath(p), [200])).body as KubeObject;
-      const meta = current.metadata as { annotations?: Record<string, string> };
-      meta.annotations = { ...meta.annotations, 'olmpub.test/updated': 'yes' };
-      const put = await kube.request('PUT', objectPath(p), { as, body: current });
-      if (put.status !== 200) return fail('update', p, put);
+      // Controllers write too (a Deployment's status): retry a conflicting update on a fresh read.
+      let put: Awaited<ReturnType<Kube['request']>> | undefined;
+      for (let attempt = 0; attempt < 5 && (put === undefined || put.status === 409); attempt++) {
+        const current = (await kube.must('GET', objectPath(p), [200])).body as KubeObject;
+        const meta = current.metadata as { annotations?: Record<string, string> };
+        meta.annotations = { ...meta.annotations, 'olmpub.test/updated': 'yes' };
+        put = await kube.request('PUT', objectPath(p), { as, body: current });
+      }
+      if (put!.status !== 200) return fail('update', p, put!);
     }
     const collections = [...new Map(placed.map((p) => [`${apiBase(p.object.apiVersion!)}/${p.resource}`, p])).keys()];
     for (const c of collections) {
