@@ -102,17 +102,14 @@ export class Manager {
   private readonly electedPromise: Promise<void>;
   private leading = false;
   private started = false;
+  private readonly removeResponseListener: () => void;
 
   constructor(private readonly options: ManagerOptions = {}) {
     this.logger = options.logger ?? new Logger();
     this.metrics = options.metrics ?? new RuntimeMetrics();
     this.clock = options.clock ?? realClock;
-    this.client =
-      options.client ??
-      new KubeClient({
-        load: options.kubeconfig,
-        onResponse: this.metrics.onRestResponse,
-      });
+    this.client = options.client ?? new KubeClient({ load: options.kubeconfig });
+    this.removeResponseListener = this.client.addResponseListener(this.metrics.onRestResponse);
     this.namespaces = options.namespaces ?? parseWatchNamespaces(process.env.WATCH_NAMESPACE);
     this.identity = options.identity ?? `${hostname()}_${randomUUID()}`;
     this.probes = new HealthProbes({ bindAddress: options.healthProbeBindAddress ?? ':8081', logger: this.logger });
@@ -308,6 +305,7 @@ export class Manager {
       informersCtrl.abort();
       await Promise.all([...this.informers.values()].map((i) => i.stop()));
       await Promise.all([this.webhookServer.stop(), this.metricsServer.stop(), this.probes.stop()]);
+      this.removeResponseListener();
       if (!this.options.client) await this.client.close();
       log.info('stopped');
     }

@@ -196,7 +196,7 @@ export class KubeClient {
   readonly mapper: RestMapper;
   private readonly userAgent: string;
   private readonly requestTimeoutMs: number;
-  private readonly onResponse?: (info: ResponseInfo) => void;
+  private responseListeners: ((info: ResponseInfo) => void)[] = [];
   private agentPromise?: Promise<http.Agent>;
   private closed = false;
 
@@ -207,8 +207,20 @@ export class KubeClient {
     this.server = new URL(cluster.server);
     this.userAgent = options.userAgent ?? 'olmpub-operator';
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-    this.onResponse = options.onResponse;
+    if (options.onResponse) this.responseListeners.push(options.onResponse);
     this.mapper = new RestMapper((path) => this.requestJSON({ path }));
+  }
+
+  /** Adds a listener called after every request (metrics); returns a function removing it. */
+  addResponseListener(listener: (info: ResponseInfo) => void): () => void {
+    this.responseListeners.push(listener);
+    return () => {
+      this.responseListeners = this.responseListeners.filter((l) => l !== listener);
+    };
+  }
+
+  private onResponse(info: ResponseInfo): void {
+    for (const l of this.responseListeners) l(info);
   }
 
   /** The namespace of the kubeconfig's current context (or undefined). */
@@ -282,7 +294,7 @@ export class KubeClient {
         if (settled) return;
         settled = true;
         cleanup();
-        this.onResponse?.({ method, host, code: '<error>', path: opts.path });
+        this.onResponse({ method, host, code: '<error>', path: opts.path });
         reject(err instanceof KubeApiError || err instanceof KubeTransportError ? err : new KubeTransportError(err.message, method, opts.path, err));
       };
       const req = transport.request({
@@ -312,7 +324,7 @@ export class KubeClient {
           return;
         }
         settled = true;
-        this.onResponse?.({ method, host, code: String(res.statusCode ?? 0), path: opts.path });
+        this.onResponse({ method, host, code: String(res.statusCode ?? 0), path: opts.path });
         if (streaming) {
           // The caller owns the stream from now on; keep the abort wiring, drop the head timeout.
           if (timer) clearTimeout(timer);
