@@ -3,8 +3,17 @@ import type { Command } from '../command.js';
 import { BUNDLE_COMMANDS } from './bundle.js';
 import { CATALOG_COMMANDS } from './catalog.js';
 import { CRD_COMMANDS } from './crd.js';
+import { EXTENSION_COMMANDS } from './extension.js';
 import { IMAGE_COMMANDS } from './image.js';
 import { OPERATOR_COMMANDS } from './operator.js';
 import { RBAC_COMMANDS } from './rbac.js';
 
-export const COMMANDS: Command[] = [...CRD_COMMANDS, ...RBAC_COMMANDS, ...IMAGE_COMMANDS, ...BUNDLE_COMMANDS, ...CATALOG_COMMANDS, ...OPERATOR_COMMANDS];
+export const COMMANDS: Command[] = [
+  ...OPERATOR_COMMANDS,
+  ...IMAGE_COMMANDS,
+  ...BUNDLE_COMMANDS,
+  ...CRD_COMMANDS,
+  ...RBAC_COMMANDS,
+  ...CATALOG_COMMANDS,
+  ...EXTENSION_COMMANDS,
+];

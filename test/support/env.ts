@@ -49,3 +49,15 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/** The operator-controller module's CRD folder (helm/olmv1/base) in the Go module cache; never copied into the repo. */
+export function olmCrdDir(): string {
+  const cached = cache.get('olm-crds');
+  if (cached !== undefined) return cached;
+  toolBin('olm'); // downloads the module into the cache if needed
+  const version = execFileSync(join(REPO_ROOT, 'scripts/tools.sh'), ['list'], { encoding: 'utf8' }).split('\n').find((l) => l.startsWith('olm '))!.split(/\s+/)[1]!;
+  const modcache = execFileSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim();
+  const dir = join(modcache, `github.com/operator-framework/operator-controller@${version}/helm/olmv1/base`);
+  cache.set('olm-crds', dir);
+  return dir;
+}

@@ -1,0 +1,2 @@
+export * from './manifests.js';
+export { writeExtensionDir } from './io.js';
