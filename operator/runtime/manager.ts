@@ -166,6 +166,9 @@ export class Manager {
 
   add(runnable: Runnable | Controller): void {
     if (this.started) throw new Error('runnables must be added before start()');
+    if (runnable instanceof Controller && this.runnables.some((r) => r instanceof Controller && r.name === runnable.name)) {
+      throw new Error(`a controller named ${runnable.name} already exists (names label metrics and must be unique)`);
+    }
     this.runnables.push(runnable);
   }
 
