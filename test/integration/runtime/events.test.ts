@@ -31,7 +31,7 @@ describe('runtime/events: events.k8s.io/v1 recorder (real apiserver)', function 
   });
 
   it('creates an event, then aggregates identical ones into a series instead of new objects', async () => {
-    const regarding = await c.apply<KubeObject>({ ...CM, metadata: { name: 'isvc', namespace: ns }, data: {} }, { fieldManager: 'rt-test' });
+    const regarding = await c.apply<KubeObject & { data?: object }>({ ...CM, metadata: { name: 'isvc', namespace: ns }, data: {} }, { fieldManager: 'rt-test' });
     const rec = new EventRecorder(c, { reportingController: 'inference.olmpub.dev/operator', reportingInstance: 'pod-1' });
     rec.normal(regarding, 'ScaledUp', 'Scale', 'replicas 0 -> 1');
     await rec.flush();
