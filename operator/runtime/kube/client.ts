@@ -347,6 +347,9 @@ export class KubeClient {
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
       res.on('error', (err) => reject(new KubeTransportError(err.message, method, opts.path, err)));
+      res.on('close', () => {
+        if (!res.complete) setImmediate(() => reject(new KubeTransportError('connection closed before the response ended', method, opts.path)));
+      });
       req.on('error', (err) => reject(err instanceof KubeTransportError ? err : new KubeTransportError(err.message, method, opts.path, err)));
     });
     const status = res.statusCode ?? 0;
