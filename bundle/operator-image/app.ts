@@ -3,9 +3,9 @@
  * bundle, catalog, cli; never test or bench), bin/olmpub.js and package.json (whose `"type": "module"`
  * makes Node.js load dist/ as ES modules and whose version `olmpub --version` prints), under /app.
  * Only outputs that have a TypeScript source are taken, so stale files left in dist/ by a deleted source
- * never reach the image.
+ * never reach the image. Files are read into memory when listed (a snapshot), not streamed later.
  */
-import { lstat, readdir, stat } from 'node:fs/promises';
+import { lstat, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { environmentError } from '../../lib/errors.js';
 import type { LayerEntry } from '../image/tar.js';
@@ -42,14 +42,17 @@ export async function appEntries(options: AppEntriesOptions): Promise<AppFiles> 
   const orphans: string[] = [];
   const addFile = async (source: string, path: string, mode?: number) => {
     let st;
+    let content: Buffer;
     try {
       st = await stat(source);
+      content = await readFile(source);
     } catch (err) {
       throw environmentError('operator-image-missing-file', `${source} is missing`, { place: source, hint: 'the image is built from a checkout of olmpub: run it from the repository', cause: err });
     }
-    out.entries.push({ path, type: 'file', source, size: st.size, mode: mode ?? normalizeMode(st.mode, false) });
+    // Read now (about 1 MiB in all): a compiler rewriting dist/ during the build cannot tear the layer.
+    out.entries.push({ path, type: 'file', content, mode: mode ?? normalizeMode(st.mode, false) });
     out.files++;
-    out.bytes += st.size;
+    out.bytes += content.length;
   };
   await addFile(join(repoRoot, 'package.json'), `${APP_ROOT}/package.json`, 0o644);
   await addFile(join(repoRoot, 'bin', 'olmpub.js'), `${APP_ROOT}/bin/olmpub.js`, 0o755);

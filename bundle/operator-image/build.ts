@@ -59,8 +59,10 @@ export const EXPOSED_PORTS = [PORTS.health, PORTS.metrics, PORTS.webhook].sort((
 export interface OperatorImageOptions {
   /** Where the image is written: an `OciLayoutStore`, a `RemoteRepository`, any `Store`. Required. */
   store: Store;
-  /** Tag of the manifest in `store`. @default the package.json version (e.g. "0.1.0"); null writes no tag */
-  tag?: string | null;
+  /** Tag of the manifest in `store`, or a function of the version. @default the package.json version, `+` written `_` (e.g. "0.1.0"); null writes no tag */
+  tag?: string | null | ((version: string) => string);
+  /** Fail before building unless package.json's version is this one (a release pipeline's version). @default no check */
+  expectVersion?: string;
   /** The olmpub checkout: package.json, package-lock.json, bin/olmpub.js and the TypeScript sources. @default the repository this module was compiled from */
   repoRoot?: string;
   /** The compiled output (tsconfig outDir). @default `<repoRoot>/dist` */
@@ -252,6 +254,12 @@ export async function buildOperatorImage(options: OperatorImageOptions): Promise
   const pkg = await readJson<PackageJson>(join(repoRoot, 'package.json'), 'package.json');
   if (!pkg.version || !semver.valid(pkg.version)) throw validationError('operator-image-bad-version', `package.json version "${pkg.version ?? ''}" is not a semantic version`, { place: join(repoRoot, 'package.json') });
   const version = pkg.version;
+  if (options.expectVersion !== undefined && options.expectVersion !== version) {
+    throw usageError('operator-image-version-mismatch', `the release is ${options.expectVersion} but this checkout's operator is ${version} (package.json): the image would report ${version}`, {
+      place: join(repoRoot, 'package.json'),
+      hint: `set "version": "${options.expectVersion}" in package.json and rebuild, or build the release with the version of the checkout`,
+    });
+  }
   const lock = await readJson<Lockfile>(join(repoRoot, 'package-lock.json'), 'the lockfile');
 
   const needGit = options.created === undefined || options.revision === undefined;
@@ -398,7 +406,7 @@ export async function buildOperatorImage(options: OperatorImageOptions): Promise
           options.onProgress!({ phase: 'push', done: d, total: t });
         })
       : options.store;
-    const tag = options.tag === null ? undefined : (options.tag ?? version);
+    const tag = options.tag === null ? undefined : typeof options.tag === 'function' ? options.tag(version) : (options.tag ?? defaultTag(version));
     const built = await buildImage({
       store,
       ...(opened ? { base: opened.base } : {}),
@@ -444,6 +452,9 @@ export async function buildOperatorImage(options: OperatorImageOptions): Promise
   }
 }
 
+/** The default tag for a version: OCI tags have no `+`, so build metadata is written with `_` (as Helm does). */
+export const defaultTag = (version: string): string => version.replace(/\+/g, '_');
+
 async function sizeOf(entries: LayerEntry[]): Promise<number> {
   let n = 0;
   for (const e of entries) {
@@ -484,4 +495,20 @@ export async function buildPinnedOperatorImage(options: OperatorImageOptions & {
   const name = `${parsed.registry}/${parsed.repository}`;
   const result = await buildOperatorImage(rest);
   return { image: `${name}@${result.digest}`, digest: result.digest, repository: name, result };
+}
+
+/** What `olmpub bundle build` calls (cli/commands/bundle.ts, OPERATOR_IMAGE_HOOK.build). */
+export type BundleImageBuilder = (args: { store: Store; tag: string; version: string; created: number }) => Promise<{ digest: string }>;
+
+/**
+ * A builder for the bundle build's OPERATOR_IMAGE_HOOK: builds the operator image into the release's
+ * store under the release's tag and creation time, refusing a release version other than the checkout's
+ * (the image's `olmpub --version` must match what the CSV and chart announce). `defaults` are any other
+ * options (base image, node binary, ...).
+ */
+export function bundleImageBuilder(defaults: Omit<OperatorImageOptions, 'store' | 'tag' | 'created' | 'expectVersion'> = {}): BundleImageBuilder {
+  return async ({ store, tag, version, created }) => {
+    const result = await buildOperatorImage({ ...defaults, store, tag, created, expectVersion: version });
+    return { digest: result.digest };
+  };
 }

@@ -5,12 +5,14 @@ import { CATALOG_COMMANDS } from './catalog.js';
 import { CRD_COMMANDS } from './crd.js';
 import { EXTENSION_COMMANDS } from './extension.js';
 import { IMAGE_COMMANDS } from './image.js';
+import { OPERATOR_IMAGE_COMMANDS } from './operator-image.js';
 import { OPERATOR_COMMANDS } from './operator.js';
 import { RBAC_COMMANDS } from './rbac.js';
 
 export const COMMANDS: Command[] = [
   ...OPERATOR_COMMANDS,
   ...IMAGE_COMMANDS,
+  ...OPERATOR_IMAGE_COMMANDS,
   ...BUNDLE_COMMANDS,
   ...CRD_COMMANDS,
   ...RBAC_COMMANDS,
