@@ -61,3 +61,8 @@ export function olmCrdDir(): string {
   cache.set('olm-crds', dir);
   return dir;
 }
+
+/** Environment for containers/image tools (opm): a HOME whose policy.json and registries.conf fit the testenv registries. */
+export function containersEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, HOME: testenv('CONTAINERS_HOME') };
+}
