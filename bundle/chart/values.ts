@@ -103,7 +103,7 @@ const obj = (description: string, properties: Record<string, unknown>, required:
 export function valuesSchema(): Record<string, unknown> {
   const d = VALUE_DOCS;
   return {
-    $schema: 'https://json-schema.org/draft-07/schema#',
+    $schema: 'http://json-schema.org/draft-07/schema#',
     title: 'inference-operator chart values',
     type: 'object',
     additionalProperties: false,

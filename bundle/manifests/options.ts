@@ -240,7 +240,10 @@ export function checkInstallOptions(options: InstallOptions): OlmpubError[] {
 /** Applies the defaults; throws one OlmpubError listing every problem. */
 export function resolveInstallOptions(options: InstallOptions): ResolvedInstallOptions {
   const errors = checkInstallOptions(options);
-  if (errors.length) throw validationError('manifests-bad-options', `invalid install options (${errors.length} problem(s))`, { children: errors });
+  if (errors.length) {
+    const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
+    throw validationError('manifests-bad-options', `invalid install options: ${errors[0]!.message}${more}`, { children: errors });
+  }
   const name = OPERATOR_NAME;
   const instance = options.instance ?? name;
   const selectorLabels = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/instance': instance };

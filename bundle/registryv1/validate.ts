@@ -73,6 +73,20 @@ export async function bundleGzipSize(files: readonly BundleFileInput[]): Promise
 
 const text = (c: string | Uint8Array) => (typeof c === 'string' ? c : Buffer.from(c).toString('utf8'));
 
+/** Parsed documents by file content: a large CRD is parsed once however often the bundle is checked. Read-only. */
+const parsedCache = new Map<string, unknown[]>();
+function parseDocs(content: string): unknown[] {
+  const hit = parsedCache.get(content);
+  if (hit) return hit;
+  const docs = YAML.parseAllDocuments(content).map((d) => {
+    if (d.errors.length) throw d.errors[0];
+    return d.toJS() as unknown;
+  });
+  if (parsedCache.size >= 16) parsedCache.delete(parsedCache.keys().next().value!);
+  parsedCache.set(content, docs);
+  return docs;
+}
+
 /** Every problem OLM v1 would have with these bundle files (without the size limit, see checkRegistryV1). */
 export function validateRegistryV1(files: readonly BundleFileInput[]): OlmpubError[] {
   const errors: OlmpubError[] = [];
@@ -94,10 +108,7 @@ export function validateRegistryV1(files: readonly BundleFileInput[]): OlmpubErr
       }
       let docs: unknown[];
       try {
-        docs = YAML.parseAllDocuments(text(f.content)).map((d) => {
-          if (d.errors.length) throw d.errors[0];
-          return d.toJS() as unknown;
-        });
+        docs = parseDocs(text(f.content));
       } catch (e) {
         err('bundle-unparsable-manifest', f.path, `cannot parse: ${(e as Error).message}`, 'each file must be a YAML or JSON stream of objects');
         continue;

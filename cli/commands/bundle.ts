@@ -25,10 +25,10 @@ import { checkInstallOptions, managerRules, resolveInstallOptions, DEFAULT_NAMES
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 /**
- * OPERATOR IMAGE HOOK. Building the operator image is someone else's part (bundle/image); when it lands,
- * it registers a builder here and `bundle build` writes the operator image into the same OCI layout and
- * pins the chart and the CSV to its digest. Until then `--image REPOSITORY@sha256:…` is required: the
- * build never invents a digest.
+ * OPERATOR IMAGE HOOK. The operator image build (bundle/operator-image, `olmpub image build`) registers a
+ * builder here (cli/commands/operator-image.ts); without --image, `bundle build` then builds the operator
+ * image into the same OCI layout (tag operator-vVERSION) and pins the chart and the CSV to its digest
+ * under `repository`. With no builder registered, --image is required: the build never invents a digest.
  */
 export interface OperatorImageBuilder {
   /** Builds the operator image into `store` under `tag`; returns its digest (`sha256:…`). */
@@ -48,6 +48,8 @@ export interface ReleaseBuildOptions {
   version: string;
   /** `REPOSITORY@sha256:…`; without it the OPERATOR_IMAGE_HOOK builds the image. */
   image?: string;
+  /** Where the image the hook builds is published. @default OPERATOR_IMAGE_HOOK.repository */
+  imageRepository?: string;
   channels?: string[];
   defaultChannel?: string;
   replaces?: string;
@@ -92,10 +94,8 @@ export async function buildRelease(o: ReleaseBuildOptions): Promise<ReleaseBuild
       hint: 'the operator image build is not wired into bundle build yet (OPERATOR_IMAGE_HOOK in cli/commands/bundle.ts); build and push it, then pass its digest',
     });
   }
-  if (o.image) {
-    const problems = checkInstallOptions({ image: o.image });
-    if (problems.length) throw usageError('bundle-bad-image', problems[0]!.message, { hint: problems[0]!.hint });
-  }
+  const problems = checkInstallOptions({ image: o.image ?? `${o.imageRepository ?? OPERATOR_IMAGE_HOOK.repository}@sha256:${'0'.repeat(64)}` });
+  if (problems.length) throw usageError('bundle-bad-image', problems[0]!.message, { hint: problems[0]!.hint });
   if (managerRules(resolveInstallOptions({ image: o.image ?? `${OPERATOR_IMAGE_HOOK.repository}@sha256:${'0'.repeat(64)}`, permissions })).cluster.length === 0) {
     warnings.push('the operator declares no cluster permissions (operator/rbac-declarations.ts): the manager ClusterRole grants nothing');
   }
@@ -108,7 +108,7 @@ export async function buildRelease(o: ReleaseBuildOptions): Promise<ReleaseBuild
     if (!image) {
       const tag = `operator-v${helmTag(o.version)}`;
       const built = await OPERATOR_IMAGE_HOOK.build!({ store, tag, version: o.version, created });
-      image = `${OPERATOR_IMAGE_HOOK.repository}@${built.digest}`;
+      image = `${o.imageRepository ?? OPERATOR_IMAGE_HOOK.repository}@${built.digest}`;
       operator = { tag, digest: built.digest };
     }
     // Everything is rendered and checked before the first file is written.
@@ -201,8 +201,11 @@ gzipped); a violation fails with exit 1 and a tree of problems.
 The build is deterministic: the same inputs give byte-identical files and digests. Timestamps (archive
 mtimes, the CSV's createdAt, image "created") come from SOURCE_DATE_EPOCH, else the epoch.
 
-The operator image itself is not built here yet: pass its digest with --image.`,
+Without --image, the operator image is built too (as "olmpub image build" builds it; the release version
+must then be the checkout's) into the layout under operator-vVERSION, and the chart and the CSV pin
+--image-repository@<its digest>. With --image, the manifests pin that image and none is built.`,
   examples: [
+    'olmpub bundle build --out ./out --image-repository ghcr.io/acme/inference-operator',
     'olmpub bundle build --out ./out --version 0.2.0 --image ghcr.io/acme/inference-operator@sha256:...',
     'SOURCE_DATE_EPOCH=$(git log -1 --format=%ct) olmpub bundle build --out ./out --image REF -o json',
     'olmpub bundle build --out ./out --image REF --channels candidate,fast --replaces inference-operator.v0.1.0',
@@ -210,7 +213,8 @@ The operator image itself is not built here yet: pass its digest with --image.`,
   options: {
     out: { type: 'string', value: 'DIR', description: 'output directory (created, or replaced when an earlier build wrote it)' },
     version: { type: 'string', value: 'V', description: 'release version, strict semver', default: pkg.version },
-    image: { type: 'string', value: 'REF', description: 'operator image pinned by digest: REPOSITORY@sha256:<64 hex>' },
+    image: { type: 'string', value: 'REF', description: 'operator image pinned by digest: REPOSITORY@sha256:<64 hex> (default: build it)' },
+    'image-repository': { type: 'string', value: 'REPO', description: 'where the built operator image is published', default: OPERATOR_IMAGE_HOOK.repository },
     channels: { type: 'string', value: 'LIST', description: 'bundle channels, comma separated', default: 'stable' },
     'default-channel': { type: 'string', value: 'NAME', description: 'default channel (default: the first channel)' },
     replaces: { type: 'string', value: 'CSV', description: 'the CSV this release replaces, e.g. inference-operator.v0.1.0' },
@@ -229,6 +233,7 @@ The operator image itself is not built here yet: pass its digest with --image.`,
       out,
       version,
       ...(ctx.values.image ? { image: String(ctx.values.image) } : {}),
+      imageRepository: String(ctx.values['image-repository']),
       channels: String(ctx.values.channels).split(',').map((c) => c.trim()).filter(Boolean),
       ...(ctx.values['default-channel'] ? { defaultChannel: String(ctx.values['default-channel']) } : {}),
       ...(ctx.values.replaces ? { replaces: String(ctx.values.replaces) } : {}),
