@@ -73,7 +73,7 @@ export interface RenderResult {
 interface V {
   version: string;
   parsed: blang.Version;
-  image: string;
+  image?: string;
   stage: Archetype;
   pos: TemplatePosition;
 }
@@ -123,8 +123,15 @@ export function renderTemplate(tpl: CatalogTemplate, options: RenderOptions = {}
       info = syntheticBundleInfo(pkg, v.version);
     }
     if (!info.name) problems.push({ message: `the bundle of version ${v.version} has no name`, place: place(v.pos), hint: "set the bundle's name to the CSV metadata.name" });
-    if (info.image && info.image !== v.image) {
+    if (info.image && v.image && info.image !== v.image) {
       problems.push({ message: `version ${v.version}: the template lists image ${v.image} but the bundle was built as ${info.image}`, place: place(v.pos), hint: 'update the template to the image that was pushed (by digest)' });
+    }
+    // A released version keeps its pinned image; a version built by publish uses what was pushed.
+    // Previews (allowMissingBundles) only need the graph: a placeholder stands in for an unbuilt bundle.
+    const image = v.image ?? info.image ?? (options.allowMissingBundles ? `unbuilt.invalid/${pkg}-bundle:v${v.version}` : undefined);
+    if (!image) {
+      problems.push({ message: `version ${v.version} has no bundle image`, place: place(v.pos), hint: 'pin the pushed bundle in the template (image: <repo>@sha256:<digest>), or let "olmpub publish" build and push it' });
+      continue;
     }
     if (nameOwner.has(info.name)) problems.push({ message: `versions ${nameOwner.get(info.name)} and ${v.version} have the same bundle name ${info.name}`, place: place(v.pos), hint: 'each CSV needs its own metadata.name, usually <package>.v<version>' });
     nameOwner.set(info.name, v.version);
@@ -138,7 +145,7 @@ export function renderTemplate(tpl: CatalogTemplate, options: RenderOptions = {}
     }
     props.push({ type: PROPERTY_PACKAGE, value: { packageName: pkg, version: v.version } });
     const related = new Map<string, RelatedImage>();
-    for (const r of [...info.relatedImages, { name: '', image: v.image }]) {
+    for (const r of [...info.relatedImages, { name: '', image }]) {
       if (!r.image) continue;
       if ([...related.values()].some((x) => x.image === r.image) && r.name === '') continue;
       related.set(`${r.image}\u0000${r.name}`, { name: r.name, image: r.image });
@@ -148,7 +155,7 @@ export function renderTemplate(tpl: CatalogTemplate, options: RenderOptions = {}
       schema: SCHEMA_BUNDLE,
       name: info.name,
       package: pkg,
-      image: v.image,
+      image,
       properties: sortProperties(props),
       relatedImages: [...related.values()].sort((a, b) => (a.image !== b.image ? (a.image < b.image ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     });

@@ -25,8 +25,11 @@ export interface TemplatePosition {
 
 export interface TemplateVersion {
   version: string;
-  /** Bundle image, pinned by digest. */
-  image: string;
+  /**
+   * The released bundle image, pinned by digest. Absent for a version `olmpub publish` builds from this
+   * source tree: the digest it pushes is used instead.
+   */
+  image?: string;
   /** The most stable archetype the version is promoted to (default candidate). */
   stage: Archetype;
   pos: TemplatePosition;
@@ -271,10 +274,9 @@ function readTop(r: Reader, top: NonNullable<ReturnType<Reader['map']>>, tpl: Ca
     const line = r.line(item);
     const version = r.string(v.get('version'), 'version', 'quote the version ("1.2.0"), or YAML reads 1.2 as a number');
     if (!v.has('version')) r.fail(item, 'missing version', 'add "version: X.Y.Z"');
-    const image = r.string(v.get('image'), 'image');
-    if (!v.has('image')) r.fail(item, `missing image for version ${version ?? ''}`.trim(), 'add "image: <registry>/<repo>@sha256:<digest>" (the pushed bundle image)');
+    const image = v.has('image') ? r.string(v.get('image'), 'image') : undefined;
     const stage = v.has('stage') ? r.oneOf(v.get('stage'), 'stage', ARCHETYPES) : 'candidate';
-    if (version === undefined || image === undefined || stage === undefined) continue;
+    if (version === undefined || (v.has('image') && image === undefined) || stage === undefined) continue;
     let parsed: blang.Version;
     try {
       parsed = blang.parse(version);
@@ -293,22 +295,24 @@ function readTop(r: Reader, top: NonNullable<ReturnType<Reader['map']>>, tpl: Ca
     }
     seen.set(version, line);
     seenStripped.set(stripped, version);
-    let ref: ReturnType<typeof parseNormalizedNamed> | undefined;
-    try {
-      ref = parseNormalizedNamed(image);
-    } catch (err) {
-      r.fail(v.get('image')!.value, `image ${JSON.stringify(image)} of version ${version} is not a valid image reference: ${(err as Error).message}`, 'use <registry>/<repo>@sha256:<64 hex digits>');
-      continue;
-    }
-    if (!ref.digest) {
-      r.fail(v.get('image')!.value, `image ${JSON.stringify(image)} of version ${version} is not pinned by digest`, 'push the bundle, then reference it as <registry>/<repo>@sha256:<digest> so the catalog cannot change under users');
-      continue;
+    if (image !== undefined) {
+      let ref: ReturnType<typeof parseNormalizedNamed> | undefined;
+      try {
+        ref = parseNormalizedNamed(image);
+      } catch (err) {
+        r.fail(v.get('image')!.value, `image ${JSON.stringify(image)} of version ${version} is not a valid image reference: ${(err as Error).message}`, 'use <registry>/<repo>@sha256:<64 hex digits>');
+        continue;
+      }
+      if (!ref.digest) {
+        r.fail(v.get('image')!.value, `image ${JSON.stringify(image)} of version ${version} is not pinned by digest`, 'push the bundle, then reference it as <registry>/<repo>@sha256:<digest> so the catalog cannot change under users');
+        continue;
+      }
     }
     if (!tpl.channels.archetypes.includes(stage)) {
       r.fail(v.get('stage')?.value ?? item, `version ${version} has stage ${stage}, which is not among channels.archetypes (${tpl.channels.archetypes.join(', ')})`, `add ${stage} to channels.archetypes or use one of them`);
       continue;
     }
-    tpl.versions.push({ version, image, stage, pos: { file: r.file, line } });
+    tpl.versions.push({ version, ...(image !== undefined ? { image } : {}), stage, pos: { file: r.file, line } });
   }
   if (!top.has('versions')) r.fail(null, 'missing "versions"', 'list the released versions: "versions: [{version: 1.0.0, image: ...@sha256:..., stage: candidate}]"');
 

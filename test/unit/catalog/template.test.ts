@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { OlmpubError, formatErrorTree } from '../../../lib/errors.js';
 import { REPO_ROOT } from '../../support/env.js';
 import { parseTemplate } from '../../../catalog/template/template.js';
+import { renderTemplate } from '../../../catalog/template/render.js';
 
 const TEMPLATE = join(REPO_ROOT, 'test/fixtures/catalogs/templates/inference-operator.yaml');
 const D = (c: string) => `quay.io/x/b@sha256:${c.repeat(64)}`;
@@ -92,14 +93,26 @@ describe('catalog/template: parsing', () => {
     assert.match(problems(`schema: olmpub.catalog.v1\npackage: {name: Foo_Bar}\nversions: []\n`)[0]!.message, /is not a DNS-1123 label/);
   });
 
+  it('accepts a version without an image (publish builds it) and renders it with the pushed image', () => {
+    const tpl = parseTemplate(`${head}versions:\n  - version: 1.0.0\n`, 't.yaml');
+    assert.equal(tpl.versions[0]!.image, undefined);
+    const built = `quay.io/acme/bundle@sha256:${'c'.repeat(64)}`;
+    const out = renderTemplate(tpl, { bundles: [{ name: 'foo.v1.0.0', version: '1.0.0', image: built, properties: [], relatedImages: [] }] });
+    assert.equal(out.config.bundles[0]!.image, built);
+    assert.throws(
+      () => renderTemplate(tpl, { bundles: [{ name: 'foo.v1.0.0', version: '1.0.0', properties: [], relatedImages: [] }] }),
+      (err: OlmpubError) => /has no bundle image/.test(formatErrorTree(err)),
+    );
+  });
+
   it('formats as a tree whose leaves carry file:line and a hint', () => {
     try {
-      parseTemplate(`${head}versions:\n  - version: 1.0.0\n`, 'catalog/template.yaml');
+      parseTemplate(`${head}versions:\n  - version: 1.0.0\n    image: quay.io/acme/bundle:v1.0.0\n`, 'catalog/template.yaml');
       assert.fail('expected an error');
     } catch (err) {
       const text = formatErrorTree(err as OlmpubError);
       assert.match(text, /^invalid catalog template "catalog\/template.yaml"/);
-      assert.match(text, /└── catalog\/template.yaml:5: missing image for version 1\.0\.0 \[template-invalid-field\]\n\s+hint: add "image: <registry>\/<repo>@sha256:<digest>"/);
+      assert.match(text, /└── catalog\/template.yaml:6: image "quay.io\/acme\/bundle:v1.0.0" of version 1\.0\.0 is not pinned by digest \[template-invalid-field\]\n\s+hint: push the bundle, then reference it as <registry>\/<repo>@sha256:<digest>/);
     }
   });
 });
