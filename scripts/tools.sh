@@ -7,7 +7,8 @@
 #   scripts/tools.sh list            the tools and their pinned versions
 #
 # TOOL: k8s (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl), etcd, kwok,
-#       helm, opm, oras, crane, olm (catalogd; operator-controller cannot be built here, see build_olm)
+#       helm, opm, oras, crane, olm (catalogd and operator-controller, the latter with its alpha
+#       Boxcutter runtime stubbed out, see build_olm)
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.36.3}
@@ -20,6 +21,7 @@ CRANE_VERSION=v0.21.9
 OLM_VERSION=v1.11.0
 
 CACHE=${OLMPUB_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/olmpub/tools}
+BOXCUTTER_STUB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/olm-boxcutter-stub
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local
 log() { printf '[tools] %s\n' "$*" >&2; }
 
@@ -31,7 +33,12 @@ version_of() {
     *) echo "unknown tool '$1' (known: k8s etcd kwok helm opm oras crane olm)" >&2; exit 2 ;;
   esac
 }
-dir_of() { echo "$CACHE/$1-$(version_of "$1")"; }
+# The olm build also depends on the boxcutter stub, so its cache directory carries a hash of the stub:
+# editing the stub rebuilds operator-controller.
+stub_hash() { (cd "$BOXCUTTER_STUB" && find . -type f \( -name '*.go' -o -name go.mod \) | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-10); }
+dir_of() {
+  if [ "$1" = olm ]; then echo "$CACHE/olm-$OLM_VERSION-bc$(stub_hash)"; else echo "$CACHE/$1-$(version_of "$1")"; fi
+}
 
 # A throwaway main module that pins the tool's module, so `go build` works even when the tool's own
 # go.mod has replace directives (kubernetes, etcd).
@@ -90,15 +97,20 @@ build_helm() { goinstall "$1" helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cm
 build_opm() { CGO_ENABLED=1 goinstall "$1" github.com/operator-framework/operator-registry "$OPM_VERSION" github.com/operator-framework/operator-registry/cmd/opm -tags json1,containers_image_openpgp; }
 build_oras() { goinstall "$1" oras.land/oras "$ORAS_VERSION" oras.land/oras/cmd/oras; }
 build_crane() { goinstall "$1" github.com/google/go-containerregistry "$CRANE_VERSION" github.com/google/go-containerregistry/cmd/crane; }
-# catalogd only: operator-controller v1.11.0 (and v1.10.0, the only other version served) import
-# pkg.package-operator.run/boxcutter, a module host the proxy here refuses (403), so it cannot be built.
+# catalogd and operator-controller. operator-controller v1.11.0 (and v1.10.0, the only other version
+# served) imports pkg.package-operator.run/boxcutter for its alpha, default-off BoxcutterRuntime, and the
+# proxy here refuses that module host (403), so the build replaces it with scripts/olm-boxcutter-stub: the
+# identifiers operator-controller compiles against, a no-op tracking cache for the default Helm runtime
+# (no drift detection), and errors for everything Boxcutter would do. Never enable BoxcutterRuntime.
 # crdify's pinned pseudo-version is missing from the checksum database, hence GONOSUMDB.
 build_olm() {
   local m=github.com/operator-framework/operator-controller
   wrapper "$1" 1.26.3
-  go mod edit -require="$m@$OLM_VERSION" -tool="$m/cmd/catalogd"
+  go mod edit -require="$m@$OLM_VERSION" -tool="$m/cmd/catalogd" -tool="$m/cmd/operator-controller" \
+    -replace="pkg.package-operator.run/boxcutter=$BOXCUTTER_STUB"
   go mod download "$m@$OLM_VERSION"
-  GONOSUMDB=sigs.k8s.io/crdify CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -tags containers_image_openpgp -o "$1/bin/" "$m/cmd/catalogd"
+  GONOSUMDB=sigs.k8s.io/crdify CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -tags containers_image_openpgp -o "$1/bin/" \
+    "$m/cmd/catalogd" "$m/cmd/operator-controller"
 }
 
 ensure() {
