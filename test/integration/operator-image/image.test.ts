@@ -5,6 +5,10 @@
  * credentials), writing nothing outside /tmp.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { cp, lstat, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import YAML from 'yaml';
@@ -13,7 +17,7 @@ import { OciLayoutStore } from '../../../bundle/oci/layout.js';
 import { copy } from '../../../bundle/oci/copy.js';
 import { unpackImage } from '../../../bundle/image/unpack.js';
 import { APP_DIRS, buildOperatorImage, gitHead, type OperatorImage, type OperatorImageOptions } from '../../../bundle/operator-image/index.js';
-import { REPO_ROOT, testenv } from '../../support/env.js';
+import { REPO_ROOT, eventually, testenv } from '../../support/env.js';
 import { client, mustTool, registries, tempDir, uniqueRepo } from '../oci/support.js';
 import { inChroot } from './support.js';
 
@@ -188,4 +192,42 @@ describe('operator image: built without Docker, run under chroot', function () {
     assert.match(got.gitVersion, /^v1\.\d+\.\d+/);
     assert.equal(got.user, 'system:serviceaccount:default:default');
   });
+
+  it("runs the image's default command, operator run, as 65532: /healthz answers, SIGTERM stops it cleanly, nothing written outside /tmp", async () => {
+    // Admin credentials in /tmp (as a mounted kubeconfig would be); a namespace nobody uses, so the operator
+    // reconciles nothing of the other tests sharing this cluster.
+    await writeFile(join(root(), 'tmp/kubeconfig'), await readFile(testenv('KUBECONFIG')), { mode: 0o644 });
+    const port = await freePort();
+    const before = await treeState(root());
+    const chroot = (process.env.PATH ?? '').split(':').map((d) => join(d, 'chroot')).find((p) => existsSync(p)) ?? '/usr/sbin/chroot';
+    const cfg = a.built.config.json.config!;
+    const args = [...cfg.Entrypoint!, ...cfg.Cmd!, '--kubeconfig', '/tmp/kubeconfig', `--health-probe-bind-address=127.0.0.1:${port}`, '--metrics-bind-address=0', '--webhook-bind-address=0', '--watch-namespace', `olmpub-image-${randomBytes(4).toString('hex')}`];
+    const child = spawn(chroot, ['--userspec=65532:65532', root(), ...args], { env: Object.fromEntries(env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)])), stdio: ['ignore', 'pipe', 'pipe'] });
+    let logs = '';
+    child.stdout.on('data', (d: Buffer) => (logs += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (logs += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await eventually('the operator\'s /healthz', async () => {
+        if (child.exitCode !== null) throw new Error(`the operator exited with ${child.exitCode}:\n${logs}`);
+        const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+        return res.status === 200;
+      }, 120_000, 250);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0, logs);
+    const lines = logs.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string });
+    assert.ok(lines.some((l) => l.msg === 'the operator stopped'), logs);
+    assert.deepEqual(await treeState(root()), before, 'the root filesystem is unchanged outside /tmp');
+  });
 });
+
+/** A TCP port nothing listens on right now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
