@@ -20,6 +20,7 @@ import {
   type ResolvedInstallOptions,
 } from '../manifests/options.js';
 import type { Declaration } from '../../operator/rbac-declarations.js';
+import { DEFAULT_LEADER_ELECTION_ID } from '../../operator/main.js';
 
 export interface ChartValues {
   image: { repository: string; digest: string; pullPolicy: 'Always' | 'IfNotPresent' | 'Never' };
@@ -49,7 +50,7 @@ export function defaultValues(image: string): ChartValues {
     resources: defaultResources(),
     watchNamespaces: [],
     logLevel: 'info',
-    leaderElection: { enabled: true, id: `${OPERATOR_NAME}.inference.olmpub.dev` },
+    leaderElection: { enabled: true, id: DEFAULT_LEADER_ELECTION_ID },
     webhook: { enabled: true, failurePolicy: 'Fail', timeoutSeconds: 10, caBundle: '' },
     certManager: { enabled: true },
     serviceMonitor: { enabled: false, interval: '30s' },
@@ -271,6 +272,7 @@ export function templateOptions(permissions: readonly Declaration[]): ResolvedIn
     leaderElect: cond('.Values.leaderElection.enabled'),
     leaderElectionId: v('.Values.leaderElection.id'),
     webhook: cond('.Values.webhook.enabled'),
+    webhookBindAddress: v('ternary ":9443" "0" .Values.webhook.enabled'),
     certSecretName: `${OPERATOR_NAME}-webhook-cert`,
     mountCertSecret: true,
     caBundle: when(cond('.Values.webhook.caBundle'), v('.Values.webhook.caBundle')),

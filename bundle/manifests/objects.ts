@@ -141,11 +141,13 @@ const podSelector = (o: ResolvedInstallOptions) => ({ ...o.selectorLabels, [COMP
 // ---------------------------------------------------------------------------------------------
 // RBAC
 
-/** Leader election: the Lease (get and update by name, create), and Events about it, in the operator's namespace. */
-export function leaderElectionRules(o: ResolvedInstallOptions): PolicyRule[] {
+/**
+ * Leader election in the operator's namespace: the Lease (get, create, update: what the runtime's lease
+ * lock calls) and Events about it.
+ */
+export function leaderElectionRules(): PolicyRule[] {
   return [
-    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [o.leaderElectionId], verbs: ['get', 'update'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'get', 'update'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ];
@@ -169,7 +171,7 @@ const tidy = (rules: PolicyRule[]): PolicyRule[] => mergeResources(compactRules(
 export function managerRules(o: ResolvedInstallOptions): { cluster: PolicyRule[]; namespaced: PolicyRule[] } {
   const declared = rulesFromDeclarations(o.permissions);
   const cluster = tidy(uncoveredRules([...METRICS_AUTH_RULES], declared.cluster));
-  const namespaced = tidy(uncoveredRules([...leaderElectionRules(o), ...METRICS_AUTH_RULES, ...cluster], declared.namespaced));
+  const namespaced = tidy(uncoveredRules([...leaderElectionRules(), ...METRICS_AUTH_RULES, ...cluster], declared.namespaced));
   return { cluster, namespaced };
 }
 
@@ -193,7 +195,7 @@ function rbacEntries(o: ResolvedInstallOptions): ManifestEntry[] {
     { role: 'metrics-reader-cluster-role', object: clusterRole(n.metricsReaderClusterRole, METRICS_READER_RULES) },
     { role: 'manager-cluster-role-binding', object: clusterBinding(n.managerClusterRole, [sa]) },
     { role: 'metrics-auth-cluster-role-binding', object: clusterBinding(n.metricsAuthClusterRole, [sa]) },
-    { role: 'leader-election-role', object: role(n.leaderElectionRole, leaderElectionRules(o)), when: o.leaderElect },
+    { role: 'leader-election-role', object: role(n.leaderElectionRole, leaderElectionRules()), when: o.leaderElect },
     { role: 'leader-election-role-binding', object: binding(n.leaderElectionRole), when: o.leaderElect },
   ];
   if (readers.length) entries.push({ role: 'metrics-reader-cluster-role-binding', object: clusterBinding(n.metricsReaderClusterRole, readers) });
@@ -225,7 +227,7 @@ function container(o: ResolvedInstallOptions): V1Container {
       `--leader-election-id=${o.leaderElectionId}`,
       `--health-probe-bind-address=:${PORTS.health}`,
       `--metrics-bind-address=:${PORTS.metrics}`,
-      when(o.webhook, `--webhook-bind-address=:${PORTS.webhook}`),
+      `--webhook-bind-address=${o.webhookBindAddress}`,
       when(o.webhook, `--webhook-cert-dir=${WEBHOOK_CERT_DIR}`),
       `--log-level=${o.logLevel}`,
     ]),

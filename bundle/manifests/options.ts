@@ -3,6 +3,9 @@
  * their resolution into the values the model reads. Pure.
  */
 import type { V1Affinity, V1ResourceRequirements, V1Toleration } from '@kubernetes/client-node';
+// The operator's entry point: its constants, and (imported for its side effect) the permissions its
+// modules declare with requires(), which declaredPermissions() then returns.
+import { CONVERSION_PATH, DEFAULT_LEADER_ELECTION_ID, VALIDATION_PATH } from '../../operator/main.js';
 import { declaredPermissions, type Declaration } from '../../operator/rbac-declarations.js';
 import { validationError, type OlmpubError } from '../../lib/errors.js';
 import { and, type Flag } from './knobs.js';
@@ -27,9 +30,9 @@ export const PATHS = {
   readyz: '/readyz',
   metrics: '/metrics',
   /** The validating webhook of InferenceService (controller-runtime's path convention). */
-  validateInferenceService: '/validate-inference-olmpub-dev-v1-inferenceservice',
+  validateInferenceService: VALIDATION_PATH,
   /** The CRD conversion webhook. */
-  convert: '/convert',
+  convert: CONVERSION_PATH,
 } as const;
 
 /** Where the webhook server reads `tls.crt` and `tls.key` (controller-runtime's default; OLM v1 mounts its certificate here too). */
@@ -85,7 +88,7 @@ export interface InstallOptions {
   leaderElection?: {
     /** @default true */
     enabled?: boolean;
-    /** The Lease's name. @default 'inference-operator.inference.olmpub.dev' */
+    /** The Lease's name. @default 'inference-operator.olmpub.dev' (the operator's default) */
     id?: string;
   };
   webhook?: {
@@ -178,6 +181,8 @@ export interface ResolvedInstallOptions {
   leaderElect: Flag;
   leaderElectionId: string;
   webhook: Flag;
+  /** `--webhook-bind-address`: `:9443`, or `0` (the operator serves no webhooks). */
+  webhookBindAddress: string;
   certSecretName: string;
   mountCertSecret: Flag;
   caBundle: string | undefined;
@@ -260,8 +265,9 @@ export function resolveInstallOptions(options: InstallOptions): ResolvedInstallO
     watchNamespace: options.watchNamespacesFromOLM ? undefined : (options.watchNamespaces ?? []).join(','),
     logLevel: options.logLevel ?? 'info',
     leaderElect: options.leaderElection?.enabled ?? true,
-    leaderElectionId: options.leaderElection?.id ?? `${name}.inference.olmpub.dev`,
+    leaderElectionId: options.leaderElection?.id ?? DEFAULT_LEADER_ELECTION_ID,
     webhook,
+    webhookBindAddress: webhook ? `:${PORTS.webhook}` : '0',
     certSecretName: options.webhook?.certSecretName ?? `${name}-webhook-cert`,
     mountCertSecret: options.webhook?.mountCertSecret ?? true,
     caBundle: options.webhook?.caBundle || undefined,

@@ -68,7 +68,7 @@ describe('install manifests model', () => {
     for (const [k, v] of Object.entries(term.podAffinityTerm.labelSelector!.matchLabels!)) assert.equal(spec.template.metadata!.labels![k], v, 'anti-affinity selects its own pods');
     assert.equal(c.image, IMAGE);
     assert.deepEqual(c.args!.slice(0, 3), ['operator', 'run', '--leader-elect']);
-    assert.ok(c.args!.includes('--leader-election-id=inference-operator.inference.olmpub.dev'));
+    assert.ok(c.args!.includes('--leader-election-id=inference-operator.olmpub.dev'), 'the operator’s default Lease name');
     assert.ok(c.args!.includes(`--metrics-bind-address=:${PORTS.metrics}`) && c.args!.includes(`--webhook-bind-address=:${PORTS.webhook}`));
     assert.deepEqual(c.livenessProbe!.httpGet, { path: '/healthz', port: 8081 });
     assert.deepEqual(c.readinessProbe!.httpGet, { path: '/readyz', port: 8081 });
@@ -121,7 +121,8 @@ describe('install manifests model', () => {
     for (const kind of ['ValidatingWebhookConfiguration', 'Issuer', 'Certificate']) assert.equal(find(noWebhook.objects, kind), undefined, kind);
     assert.equal(find(noWebhook.objects, 'Service', 'inference-operator-webhook'), undefined);
     const c = container(noWebhook.deployment);
-    assert.ok(!c.args!.some((a) => a.startsWith('--webhook')));
+    assert.ok(c.args!.includes('--webhook-bind-address=0'), 'the operator serves no webhooks (its default is :9443)');
+    assert.ok(!c.args!.some((a) => a.startsWith('--webhook-cert-dir')));
     assert.deepEqual(c.ports!.map((p) => p.name), ['metrics', 'health']);
     assert.deepEqual(c.volumeMounts!.map((v) => v.name), ['tmp']);
     assert.equal(noWebhook.crds[0]!.metadata.annotations, undefined);
@@ -219,15 +220,15 @@ describe('install manifests model: RBAC', () => {
     assert.ok(rulesAllow(manager, { verb: 'get', path: '/version' }));
     assert.ok(!allow('create', 'authentication.k8s.io', 'tokenreviews'), 'tokenreviews come from the metrics-auth ClusterRole only');
     const role = rulesOf(m.one('manager-role'));
-    assert.deepEqual(role, [{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['inference-operator-config'], verbs: ['get'] }], 'lease create is the leader-election Role’s');
+    assert.deepEqual(role, [{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['inference-operator-config'], verbs: ['get'] }], 'leases are the leader-election Role’s');
     assert.equal(m.one('manager-role-binding')!.metadata.namespace, 'inference-operator-system');
   });
 
   it('has infrastructure roles for leader election and metrics, and passes the least-privilege lint', () => {
     const m = installManifests({ ...base, permissions: declarations, metricsReaders: [{ kind: 'ServiceAccount', name: 'prometheus', namespace: 'monitoring' }] });
     const le = rulesOf(m.one('leader-election-role'));
-    assert.ok(rulesAllow(le, { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', name: 'inference-operator.inference.olmpub.dev', namespace: 'inference-operator-system' }));
-    assert.ok(!rulesAllow(le, { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', name: 'someone-else', namespace: 'inference-operator-system' }), 'only its own Lease');
+    for (const verb of ['get', 'create', 'update']) assert.ok(rulesAllow(le, { verb, group: 'coordination.k8s.io', resource: 'leases', name: 'inference-operator.olmpub.dev', namespace: 'inference-operator-system' }), verb);
+    assert.ok(!rulesAllow(le, { verb: 'delete', group: 'coordination.k8s.io', resource: 'leases', name: 'inference-operator.olmpub.dev', namespace: 'inference-operator-system' }), 'only what the lease lock calls');
     assert.ok(rulesAllow(le, { verb: 'create', group: '', resource: 'events', namespace: 'inference-operator-system' }));
     const auth = rulesOf(m.one('metrics-auth-cluster-role'));
     assert.ok(rulesAllow(auth, { verb: 'create', group: 'authentication.k8s.io', resource: 'tokenreviews' }));
