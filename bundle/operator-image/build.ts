@@ -497,18 +497,3 @@ export async function buildPinnedOperatorImage(options: OperatorImageOptions & {
   return { image: `${name}@${result.digest}`, digest: result.digest, repository: name, result };
 }
 
-/** What `olmpub bundle build` calls (cli/commands/bundle.ts, OPERATOR_IMAGE_HOOK.build). */
-export type BundleImageBuilder = (args: { store: Store; tag: string; version: string; created: number }) => Promise<{ digest: string }>;
-
-/**
- * A builder for the bundle build's OPERATOR_IMAGE_HOOK: builds the operator image into the release's
- * store under the release's tag and creation time, refusing a release version other than the checkout's
- * (the image's `olmpub --version` must match what the CSV and chart announce). `defaults` are any other
- * options (base image, node binary, ...).
- */
-export function bundleImageBuilder(defaults: Omit<OperatorImageOptions, 'store' | 'tag' | 'created' | 'expectVersion'> = {}): BundleImageBuilder {
-  return async ({ store, tag, version, created }) => {
-    const result = await buildOperatorImage({ ...defaults, store, tag, created, expectVersion: version });
-    return { digest: result.digest };
-  };
-}

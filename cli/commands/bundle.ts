@@ -4,163 +4,17 @@
  * `olmpub bundle validate DIR`: OLM v1's limits on a registry+v1 bundle directory.
  * `olmpub chart render`: the manifests the chart renders for a set of values, computed from the model.
  */
-import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
 import { readFileSync } from 'node:fs';
 import type { Command } from '../command.js';
-import { canonicalJSON, yamlStream } from '../../lib/canonical.js';
+import { yamlStream } from '../../lib/canonical.js';
 import { usageError } from '../../lib/errors.js';
-import { exists, replaceDirAtomic } from '../../lib/fsx.js';
 import { color, emit, formatBytes } from '../../lib/output.js';
-import { declaredPermissions, type Declaration } from '../../operator/rbac-declarations.js';
-import { buildChart, chartArchive, mergeValues, parseSet, renderChart, CRD_RELEASE } from '../../bundle/chart/index.js';
-import { buildRegistryV1Bundle, checkRegistryV1, writeBundleImage } from '../../bundle/registryv1/index.js';
-import { sourceDateEpoch } from '../../bundle/image/tar.js';
-import { OciLayoutStore } from '../../bundle/oci/layout.js';
-import { helmChartArtifact } from '../../bundle/oci/helm.js';
-import { bufferSource, type Store } from '../../bundle/oci/store.js';
-import { helmTag } from '../../bundle/oci/reference.js';
-import { checkInstallOptions, managerRules, resolveInstallOptions, DEFAULT_NAMESPACE } from '../../bundle/manifests/index.js';
+import { mergeValues, parseSet, renderChart, CRD_RELEASE } from '../../bundle/chart/index.js';
+import { checkRegistryV1 } from '../../bundle/registryv1/index.js';
+import { checkInstallOptions, DEFAULT_NAMESPACE } from '../../bundle/manifests/index.js';
+import { buildRelease, readBundleDir, DEFAULT_IMAGE_REPOSITORY, type ReleaseBuildResult } from '../../bundle/release.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
-
-/**
- * OPERATOR IMAGE HOOK. The operator image build (bundle/operator-image, `olmpub image build`) registers a
- * builder here (cli/commands/operator-image.ts); without --image, `bundle build` then builds the operator
- * image into the same OCI layout (tag operator-vVERSION) and pins the chart and the CSV to its digest
- * under `repository`. With no builder registered, --image is required: the build never invents a digest.
- */
-export interface OperatorImageBuilder {
-  /** Builds the operator image into `store` under `tag`; returns its digest (`sha256:…`). */
-  (args: { store: Store; tag: string; version: string; created: number }): Promise<{ digest: string }>;
-}
-export const OPERATOR_IMAGE_HOOK: { build?: OperatorImageBuilder; repository: string } = {
-  build: undefined,
-  /** Where the operator image is published; the chart and CSV reference `<repository>@<digest>`. */
-  repository: 'ghcr.io/olmpub/inference-operator',
-};
-
-/** The marker `bundle build` leaves, so it only ever replaces a directory it wrote. */
-export const BUILD_MARKER = '.olmpub-build.json';
-
-export interface ReleaseBuildOptions {
-  out: string;
-  version: string;
-  /** `REPOSITORY@sha256:…`; without it the OPERATOR_IMAGE_HOOK builds the image. */
-  image?: string;
-  /** Where the image the hook builds is published. @default OPERATOR_IMAGE_HOOK.repository */
-  imageRepository?: string;
-  channels?: string[];
-  defaultChannel?: string;
-  replaces?: string;
-  skipRange?: string | null;
-  serviceMonitor?: boolean;
-  /** Seconds since the epoch for mtimes, createdAt and image `created`. @default SOURCE_DATE_EPOCH, else 0 */
-  created?: number;
-  permissions?: readonly Declaration[];
-}
-
-export interface ReleaseBuildResult {
-  out: string;
-  version: string;
-  image: string;
-  chart: { path: string; bytes: number; sha256: string };
-  bundle: { dir: string; files: string[]; csv: string; gzipBytes: number };
-  images: {
-    layout: string;
-    bundle: { tag: string; digest: string };
-    chart: { tag: string; digest: string };
-    operator?: { tag: string; digest: string };
-  };
-  warnings: string[];
-}
-
-async function isOurDirectory(dir: string): Promise<boolean> {
-  if (!(await exists(dir))) return true;
-  const entries = await readdir(dir);
-  return entries.length === 0 || entries.includes(BUILD_MARKER);
-}
-
-/** Builds the chart, the bundle and the images into `out`, replacing it atomically. Same inputs, same bytes. */
-export async function buildRelease(o: ReleaseBuildOptions): Promise<ReleaseBuildResult> {
-  const created = o.created ?? sourceDateEpoch();
-  const permissions = o.permissions ?? declaredPermissions();
-  if (!(await isOurDirectory(o.out))) {
-    throw usageError('bundle-out-not-ours', `${o.out} exists and was not written by olmpub bundle build`, { hint: `pick an empty or new directory (bundle build replaces --out entirely and looks for ${BUILD_MARKER})` });
-  }
-  const warnings: string[] = [];
-  if (!o.image && !OPERATOR_IMAGE_HOOK.build) {
-    throw usageError('bundle-no-operator-image', 'no operator image: pass --image REPOSITORY@sha256:<digest>', {
-      hint: 'the operator image build is not wired into bundle build yet (OPERATOR_IMAGE_HOOK in cli/commands/bundle.ts); build and push it, then pass its digest',
-    });
-  }
-  const problems = checkInstallOptions({ image: o.image ?? `${o.imageRepository ?? OPERATOR_IMAGE_HOOK.repository}@sha256:${'0'.repeat(64)}` });
-  if (problems.length) throw usageError('bundle-bad-image', problems[0]!.message, { hint: problems[0]!.hint });
-  if (managerRules(resolveInstallOptions({ image: o.image ?? `${OPERATOR_IMAGE_HOOK.repository}@sha256:${'0'.repeat(64)}`, permissions })).cluster.length === 0) {
-    warnings.push('the operator declares no cluster permissions (operator/rbac-declarations.ts): the manager ClusterRole grants nothing');
-  }
-  let result: ReleaseBuildResult | undefined;
-  await replaceDirAtomic(o.out, async (tmp) => {
-    const layoutDir = join(tmp, 'oci');
-    const store = new OciLayoutStore(layoutDir);
-    let image = o.image;
-    let operator: ReleaseBuildResult['images']['operator'];
-    if (!image) {
-      const tag = `operator-v${helmTag(o.version)}`;
-      const built = await OPERATOR_IMAGE_HOOK.build!({ store, tag, version: o.version, created });
-      image = `${o.imageRepository ?? OPERATOR_IMAGE_HOOK.repository}@${built.digest}`;
-      operator = { tag, digest: built.digest };
-    }
-    // Everything is rendered and checked before the first file is written.
-    const chart = buildChart({ version: o.version, image, permissions });
-    const tgz = await chartArchive(chart, { mtime: created });
-    const bundle = buildRegistryV1Bundle({
-      version: o.version,
-      image,
-      permissions,
-      created: new Date(created * 1000),
-      ...(o.channels ? { channels: o.channels } : {}),
-      ...(o.defaultChannel ? { defaultChannel: o.defaultChannel } : {}),
-      ...(o.replaces ? { replaces: o.replaces } : {}),
-      ...(o.skipRange !== undefined ? { skipRange: o.skipRange } : {}),
-      ...(o.serviceMonitor ? { serviceMonitor: true } : {}),
-    });
-    const { gzipBytes } = await checkRegistryV1(bundle.files);
-
-    const put = async (path: string, data: string | Uint8Array) => {
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, data);
-    };
-    const chartPath = join(tmp, 'chart', chart.archiveName);
-    await put(chartPath, tgz);
-    for (const f of bundle.files) await put(join(tmp, 'bundle', f.path), f.content);
-
-    const bundleTag = `bundle-v${helmTag(o.version)}`;
-    const bundleImage = await writeBundleImage(bundle, { store, tag: bundleTag, created });
-    const artifact = await helmChartArtifact(tgz);
-    for (const blob of [artifact.config, ...artifact.layers]) if (!(await store.exists(blob.descriptor))) await store.pushBlob(blob.descriptor, bufferSource(blob.bytes));
-    const chartTag = `chart-${artifact.tag}`;
-    await store.pushManifest(artifact.manifest.descriptor, artifact.manifest.bytes, { tag: chartTag });
-
-    result = {
-      out: o.out,
-      version: o.version,
-      image,
-      chart: { path: join(o.out, 'chart', chart.archiveName), bytes: tgz.length, sha256: artifact.layers[0]!.descriptor.digest },
-      bundle: { dir: join(o.out, 'bundle'), files: bundle.files.map((f) => f.path), csv: bundle.csv.metadata.name, gzipBytes },
-      images: {
-        layout: join(o.out, 'oci'),
-        bundle: { tag: bundleTag, digest: bundleImage.manifest.descriptor.digest },
-        chart: { tag: chartTag, digest: artifact.manifest.descriptor.digest },
-        ...(operator ? { operator } : {}),
-      },
-      warnings,
-    };
-    const marker = { ...result, out: '.', chart: { ...result.chart, path: relative(o.out, result.chart.path) }, bundle: { ...result.bundle, dir: 'bundle' }, images: { ...result.images, layout: 'oci' } };
-    await put(join(tmp, BUILD_MARKER), canonicalJSON(marker, 2) + '\n');
-  });
-  return result!;
-}
 
 function summary(r: ReleaseBuildResult, out: NodeJS.WritableStream): string {
   const lines = [
@@ -214,7 +68,7 @@ must then be the checkout's) into the layout under operator-vVERSION, and the ch
     out: { type: 'string', value: 'DIR', description: 'output directory (created, or replaced when an earlier build wrote it)' },
     version: { type: 'string', value: 'V', description: 'release version, strict semver', default: pkg.version },
     image: { type: 'string', value: 'REF', description: 'operator image pinned by digest: REPOSITORY@sha256:<64 hex> (default: build it)' },
-    'image-repository': { type: 'string', value: 'REPO', description: 'where the built operator image is published', default: OPERATOR_IMAGE_HOOK.repository },
+    'image-repository': { type: 'string', value: 'REPO', description: 'where the built operator image is published', default: DEFAULT_IMAGE_REPOSITORY },
     channels: { type: 'string', value: 'LIST', description: 'bundle channels, comma separated', default: 'stable' },
     'default-channel': { type: 'string', value: 'NAME', description: 'default channel (default: the first channel)' },
     replaces: { type: 'string', value: 'CSV', description: 'the CSV this release replaces, e.g. inference-operator.v0.1.0' },
@@ -243,25 +97,6 @@ must then be the checkout's) into the layout under operator-vVERSION, and the ch
     emit(ctx.output, result, () => summary(result, ctx.stdout), ctx.stdout);
   },
 };
-
-/** Every file under a bundle directory, with paths relative to it (forward slashes). */
-export async function readBundleDir(dir: string): Promise<{ path: string; content: Buffer }[]> {
-  const out: { path: string; content: Buffer }[] = [];
-  const walk = async (d: string) => {
-    for (const e of (await readdir(d, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const full = join(d, e.name);
-      if (e.isDirectory()) await walk(full);
-      else out.push({ path: relative(dir, full).split(sep).join('/'), content: await readFile(full) });
-    }
-  };
-  try {
-    if (!(await stat(dir)).isDirectory()) throw new Error('not a directory');
-  } catch {
-    throw usageError('path-not-found', `${dir} is not a directory`, { hint: 'pass a registry+v1 bundle directory (manifests/ and metadata/)' });
-  }
-  await walk(dir);
-  return out;
-}
 
 export const bundleValidate: Command = {
   noun: 'bundle',

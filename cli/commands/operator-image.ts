@@ -1,14 +1,12 @@
 /**
  * `olmpub image build`: the operator image, built without Docker into an OCI layout or a registry.
- * Also wires the image build into `olmpub bundle build` (OPERATOR_IMAGE_HOOK).
  */
 import type { Command } from '../command.js';
 import { usageError } from '../../lib/errors.js';
 import { Progress, emit, formatBytes, table } from '../../lib/output.js';
 import { openStore } from '../../bundle/oci/open.js';
 import { formatPlatform } from '../../bundle/image/platform.js';
-import { buildOperatorImage, bundleImageBuilder, type OperatorImage } from '../../bundle/operator-image/index.js';
-import { OPERATOR_IMAGE_HOOK } from './bundle.js';
+import { buildOperatorImage, type OperatorImage } from '../../bundle/operator-image/index.js';
 
 /** The layout the image goes to by default, relative to the working directory. */
 export const DEFAULT_IMAGE_LAYOUT = 'out/oci';
@@ -130,4 +128,3 @@ Exit status: 0 built, 1 invalid input (lockfile, versions, platform), 2 usage er
 export const OPERATOR_IMAGE_COMMANDS: Command[] = [imageBuild];
 
 // `olmpub bundle build` builds the operator image itself (into its layout, pinned by digest) from now on.
-OPERATOR_IMAGE_HOOK.build = bundleImageBuilder();

@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import { OlmpubError } from '../../../lib/errors.js';
 import { OciLayoutStore } from '../../../bundle/oci/layout.js';
 import { copy } from '../../../bundle/oci/copy.js';
-import { OPERATOR_IMAGE_HOOK, buildRelease } from '../../../cli/commands/bundle.js';
-import '../../../cli/commands/operator-image.js';
+import { buildRelease, DEFAULT_IMAGE_REPOSITORY } from '../../../bundle/release.js';
 import { client, mustTool, registries, tempDir, uniqueRepo } from '../oci/support.js';
 import { debianLikeBase, olmpub } from './support.js';
 
@@ -83,19 +82,19 @@ describe('operator image: olmpub image build and bundle build', function () {
   });
 
   it('is what olmpub bundle build calls: the chart and the CSV pin the operator image digest in the release layout', async () => {
-    assert.equal(typeof OPERATOR_IMAGE_HOOK.build, 'function', 'registered by cli/commands/operator-image.ts');
     await assert.rejects(
-      OPERATOR_IMAGE_HOOK.build!({ store: new OciLayoutStore(join(work.dir, 'never')), tag: 'x', version: '99.0.0', created: 0 }),
+      buildRelease({ out: join(work.dir, 'never'), version: '99.0.0', created: 0 }),
       (e: unknown) => e instanceof OlmpubError && e.code === 'operator-image-version-mismatch',
+      'the image of this checkout cannot be released as another version',
     );
     const out = join(work.dir, 'release');
     const result = await buildRelease({ out, version: pkg.version, created: 1_700_000_000 });
     const op = result.images.operator!;
     assert.ok(op, 'the release has an operator image');
-    assert.equal(result.image, `${OPERATOR_IMAGE_HOOK.repository}@${op.digest}`);
+    assert.equal(result.image, `${DEFAULT_IMAGE_REPOSITORY}@${op.digest}`);
     const layout = new OciLayoutStore(join(out, 'oci'));
     assert.equal((await layout.resolve(op.tag)).digest, op.digest);
     const csvFile = (await readdir(join(out, 'bundle/manifests'))).find((f) => f.endsWith('clusterserviceversion.yaml'))!;
-    assert.ok((await readFile(join(out, 'bundle/manifests', csvFile), 'utf8')).includes(`${OPERATOR_IMAGE_HOOK.repository}@${op.digest}`), 'the CSV pins the digest');
+    assert.ok((await readFile(join(out, 'bundle/manifests', csvFile), 'utf8')).includes(`${DEFAULT_IMAGE_REPOSITORY}@${op.digest}`), 'the CSV pins the digest');
   });
 });
