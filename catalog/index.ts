@@ -24,7 +24,7 @@ export {
 } from './template/template.js';
 export { renderTemplate, type RenderOptions, type RenderResult, type ChannelPlan, type PlannedEntry } from './template/render.js';
 export { editTemplate, type TemplateEdit, type EditResult } from './template/edit.js';
-export { syntheticBundleInfo, type BundleInfo } from './template/bundleinfo.js';
+export { syntheticBundleInfo, bundleInfoFromFiles, type BundleInfo } from './template/bundleinfo.js';
 export { renderMermaid, parseMermaidStructure } from './graph/mermaid.js';
 export { buildGraph, renderSvg, renderHtml, type GraphPackage, type GraphChannel, type GraphNode, type GraphEdge } from './graph/svg.js';
 export { resolveUpgrade, type ResolveQuery, type ResolveResult, type Candidate, type UpgradePolicy } from './resolve/resolve.js';

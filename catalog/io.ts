@@ -7,13 +7,12 @@ import { dirname, join, resolve } from 'node:path';
 import { environmentError, usageError, validationError } from '../lib/errors.js';
 import { writeFileAtomic } from '../lib/fsx.js';
 import { parseStream } from './fbc/stream.js';
-import { getField, sortProperties } from './fbc/properties.js';
 import { writeCatalogDir, type FbcFormat } from './fbc/write.js';
 import type { Property, RelatedImage } from './fbc/types.js';
 import { parseTemplate, type CatalogTemplate } from './template/template.js';
 import { renderTemplate, type RenderOptions, type RenderResult } from './template/render.js';
 import { editTemplate, type EditResult, type TemplateEdit } from './template/edit.js';
-import type { BundleInfo } from './template/bundleinfo.js';
+import { bundleInfoFromFiles, type BundleInfo } from './template/bundleinfo.js';
 import { validateCatalog, type ValidationReport } from './validate/validate.js';
 
 async function readText(path: string, what: string): Promise<string> {
@@ -85,107 +84,24 @@ export async function readBundleInfoFile(path: string): Promise<BundleInfo[]> {
   return list.map((v, i) => asBundleInfo(v, `${path}: bundles[${i}]`));
 }
 
-const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
-/**
- * Bundle facts from a registry+v1 bundle directory (`manifests/` with one CSV, `metadata/`), the way
- * `opm render` derives them: olm.gvk for each version of each CRD in the bundle and each owned
- * APIService, olm.gvk.required for required APIs, `metadata/properties.yaml`, olm.csv.metadata from
- * the CSV, and relatedImages from spec.relatedImages plus the deployments' container images.
- */
+/** Bundle facts from a registry+v1 bundle directory (manifests/ and metadata/). */
 export async function bundleInfoFromDir(dir: string): Promise<BundleInfo> {
-  const manifests = join(dir, 'manifests');
-  let files: string[];
-  try {
-    files = (await readdir(manifests)).sort();
-  } catch {
-    throw usageError('not-a-bundle', `${dir} has no manifests/ directory`, { hint: 'point at a registry+v1 bundle directory (manifests/ and metadata/)' });
-  }
-  const objects: { value: Record<string, unknown>; file: string }[] = [];
-  for (const f of files) {
-    const path = join(manifests, f);
-    if (!(await stat(path)).isFile()) continue;
-    const parsed = parseStream(await readFile(path, 'utf8'));
-    if (parsed.error) throw validationError('bad-bundle-manifest', `${path}:${parsed.error.line}: ${parsed.error.message}`, {});
-    for (const d of parsed.docs) if (d.value && typeof d.value === 'object' && !Array.isArray(d.value)) objects.push({ value: d.value as Record<string, unknown>, file: path });
-  }
-  const csvs = objects.filter((o) => o.value.kind === 'ClusterServiceVersion');
-  if (csvs.length !== 1) throw validationError('bundle-csv-count', `${manifests} holds ${csvs.length} ClusterServiceVersions`, { hint: 'a registry+v1 bundle has exactly one CSV' });
-  const csv = csvs[0]!.value;
-  const meta = (getField(csv, 'metadata') ?? {}) as Record<string, unknown>;
-  const spec = (getField(csv, 'spec') ?? {}) as Record<string, unknown>;
-  const name = str(meta.name);
-  const version = str(spec.version);
-  if (!name || !version) throw validationError('bundle-csv-incomplete', `${csvs[0]!.file}: the CSV needs metadata.name and spec.version`, {});
-
-  const gvk = new Map<string, Property>();
-  const addGVK = (type: string, group: string, ver: string, kind: string) => {
-    const value = { group, kind, version: ver };
-    gvk.set(`${type}/${JSON.stringify(value)}`, { type, value });
-  };
-  for (const o of objects.filter((x) => x.value.kind === 'CustomResourceDefinition')) {
-    const s = (o.value.spec ?? {}) as Record<string, unknown>;
-    const kind = str(((s.names ?? {}) as Record<string, unknown>).kind);
-    for (const v of (Array.isArray(s.versions) ? s.versions : []) as Record<string, unknown>[]) addGVK('olm.gvk', str(s.group), str(v.name), kind);
-    if (typeof s.version === 'string' && s.version) addGVK('olm.gvk', str(s.group), s.version, kind);
-  }
-  const apis = (spec.apiservicedefinitions ?? {}) as Record<string, unknown>;
-  for (const a of (Array.isArray(apis.owned) ? apis.owned : []) as Record<string, unknown>[]) addGVK('olm.gvk', str(a.group), str(a.version), str(a.kind));
-  for (const a of (Array.isArray(apis.required) ? apis.required : []) as Record<string, unknown>[]) addGVK('olm.gvk.required', str(a.group), str(a.version), str(a.kind));
-  const crds = (spec.customresourcedefinitions ?? {}) as Record<string, unknown>;
-  for (const c of (Array.isArray(crds.required) ? crds.required : []) as Record<string, unknown>[]) {
-    const [, group] = str(c.name).split(/\.(.*)/s);
-    addGVK('olm.gvk.required', group ?? '', str(c.version), str(c.kind));
-  }
-  const properties: Property[] = [...gvk.values()];
-  try {
-    const extra = parseStream(await readFile(join(dir, 'metadata', 'properties.yaml'), 'utf8'));
-    const list = getField(extra.docs[0]?.value, 'properties');
-    if (Array.isArray(list)) for (const p of list) properties.push({ type: str(getField(p, 'type')), value: getField(p, 'value') ?? null });
-  } catch {
-    // optional file
-  }
-  const csvMetadata: Record<string, unknown> = {};
-  const put = (k: string, v: unknown) => {
-    if (v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0) && !(typeof v === 'object' && !Array.isArray(v) && Object.keys(v as object).length === 0)) csvMetadata[k] = v;
-  };
-  put('annotations', meta.annotations);
-  put('apiServiceDefinitions', spec.apiservicedefinitions);
-  put('crdDescriptions', spec.customresourcedefinitions);
-  put('description', spec.description);
-  put('displayName', spec.displayName);
-  put('installModes', spec.installModes);
-  put('keywords', spec.keywords);
-  put('labels', meta.labels);
-  put('links', spec.links);
-  put('maintainers', spec.maintainers);
-  put('maturity', spec.maturity);
-  put('minKubeVersion', spec.minKubeVersion);
-  put('nativeAPIs', spec.nativeAPIs);
-  put('provider', spec.provider);
-  properties.push({ type: 'olm.csv.metadata', value: csvMetadata });
-
-  const related: RelatedImage[] = [];
-  const seen = new Set<string>();
-  for (const r of (Array.isArray(spec.relatedImages) ? spec.relatedImages : []) as Record<string, unknown>[]) {
-    related.push({ name: str(r.name), image: str(r.image) });
-    seen.add(str(r.image));
-  }
-  const install = (spec.install ?? {}) as Record<string, unknown>;
-  if (install.strategy === 'deployment') {
-    const deployments = (((install.spec ?? {}) as Record<string, unknown>).deployments ?? []) as Record<string, unknown>[];
-    for (const d of Array.isArray(deployments) ? deployments : []) {
-      const pod = ((((d.spec ?? {}) as Record<string, unknown>).template ?? {}) as Record<string, unknown>).spec as Record<string, unknown> | undefined;
-      for (const c of [...((pod?.containers as unknown[]) ?? []), ...((pod?.initContainers as unknown[]) ?? [])] as Record<string, unknown>[]) {
-        const image = str(c.image);
-        if (image && !seen.has(image)) {
-          related.push({ name: '', image });
-          seen.add(image);
-        }
-      }
+  const files: { path: string; content: string }[] = [];
+  for (const sub of ['manifests', 'metadata']) {
+    let names: string[];
+    try {
+      names = (await readdir(join(dir, sub))).sort();
+    } catch {
+      if (sub === 'manifests') throw usageError('not-a-bundle', `${dir} has no manifests/ directory`, { hint: 'point at a registry+v1 bundle directory (manifests/ and metadata/)' });
+      continue;
+    }
+    for (const n of names) {
+      const path = join(dir, sub, n);
+      if ((await stat(path)).isFile()) files.push({ path: `${sub}/${n}`, content: await readFile(path, 'utf8') });
     }
   }
-  return { name, version, properties: sortProperties(properties), relatedImages: related };
+  return bundleInfoFromFiles(files, dir);
 }
 
 /** Bundle facts from directories: each is a bundle (has manifests/) or holds bundle subdirectories. */
