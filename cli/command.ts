@@ -43,7 +43,7 @@ export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
 export const OUTPUT_OPTION: OptionSpec = { type: 'string', short: 'o', value: 'FORMAT', description: 'output format: json or yaml (default: text for people)' };
 
 export function commandHelp(c: Command): string {
-  const lines = [`Usage: olmpub ${c.noun} ${c.verb}${c.args ? ' ' + c.args : ''} [options]`, '', c.summary];
+  const lines = [`Usage: olmpub ${`${c.noun} ${c.verb}`.trim()}${c.args ? ' ' + c.args : ''} [options]`, '', c.summary];
   if (c.description) lines.push('', c.description.trim());
   const options = { ...(c.options ?? {}), ...(c.structuredOutput ? { output: OUTPUT_OPTION } : {}), ...GLOBAL_OPTIONS };
   lines.push('', 'Options:');

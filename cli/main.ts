@@ -18,9 +18,9 @@ function topHelp(): string {
     '',
     'Commands:',
   ];
-  const width = Math.max(...COMMANDS.map((c) => `${c.noun} ${c.verb}`.length));
+  const width = Math.max(...COMMANDS.map((c) => `${c.noun} ${c.verb}`.trim().length));
   for (const noun of nouns) {
-    for (const c of COMMANDS.filter((x) => x.noun === noun)) lines.push(`  ${`${c.noun} ${c.verb}`.padEnd(width)}  ${c.summary}`);
+    for (const c of COMMANDS.filter((x) => x.noun === noun)) lines.push(`  ${`${c.noun} ${c.verb}`.trim().padEnd(width)}  ${c.summary}`);
   }
   lines.push(
     '',

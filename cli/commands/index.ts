@@ -7,9 +7,11 @@ import { EXTENSION_COMMANDS } from './extension.js';
 import { IMAGE_COMMANDS } from './image.js';
 import { OPERATOR_IMAGE_COMMANDS } from './operator-image.js';
 import { OPERATOR_COMMANDS } from './operator.js';
+import { PUBLISH_COMMANDS } from './publish.js';
 import { RBAC_COMMANDS } from './rbac.js';
 
 export const COMMANDS: Command[] = [
+  ...PUBLISH_COMMANDS,
   ...OPERATOR_COMMANDS,
   ...IMAGE_COMMANDS,
   ...OPERATOR_IMAGE_COMMANDS,
