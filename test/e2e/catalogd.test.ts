@@ -13,8 +13,8 @@ import { loadCatalogDir, loadFromFiles } from '../../catalog/index.js';
 import { buildCatalogImage } from '../../catalog/image/index.js';
 import { extensionManifests } from '../../catalog/extension/index.js';
 import { RegistryClient } from '../../bundle/oci/index.js';
-import { canonicalJSON } from '../../lib/canonical.js';
 import { REPO_ROOT, eventually, testenv, toolBin } from '../support/env.js';
+import { blobSet } from '../support/fbc.js';
 
 const run = promisify(execFile);
 const kubectl = (args: string[], input?: string) => {
@@ -33,15 +33,6 @@ function get(url: string, ca: Buffer): Promise<{ status: number; body: string }>
     }).on('error', reject).end();
   });
 }
-
-const withoutPositions = (value: unknown): unknown =>
-  Array.isArray(value)
-    ? value.map(withoutPositions)
-    : value && typeof value === 'object'
-      ? Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'pos').map(([k, v]) => [k, withoutPositions(v)]))
-      : value;
-const blobSet = (cfg: { packages: unknown[]; channels: unknown[]; bundles: unknown[]; deprecations: unknown[] }) =>
-  [...cfg.packages, ...cfg.channels, ...cfg.bundles, ...cfg.deprecations].map((b) => canonicalJSON(withoutPositions(b))).sort();
 
 describe('catalogd serves the olmpub catalog image (real OLM v1)', function () {
   this.timeout(240_000);

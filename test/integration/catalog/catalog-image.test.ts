@@ -12,23 +12,11 @@ import { randomBytes } from 'node:crypto';
 import { loadCatalogDir, loadFromFiles } from '../../../catalog/index.js';
 import { buildCatalogImage, CONFIGS_LABEL } from '../../../catalog/image/index.js';
 import { OciLayoutStore, RegistryClient } from '../../../bundle/oci/index.js';
-import { canonicalJSON } from '../../../lib/canonical.js';
 import { REPO_ROOT, containersEnv, testenv, toolBin } from '../../support/env.js';
+import { blobSet } from '../../support/fbc.js';
 
 const run = promisify(execFile);
 const FIXTURE = join(REPO_ROOT, 'test/fixtures/catalogs/valid/two-channels-json');
-
-/** Source positions (where the loader found a blob) are not content. */
-const withoutPositions = (value: unknown): unknown =>
-  Array.isArray(value)
-    ? value.map(withoutPositions)
-    : value && typeof value === 'object'
-      ? Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'pos').map(([k, v]) => [k, withoutPositions(v)]))
-      : value;
-
-/** Every blob as canonical JSON, sorted: order and formatting do not matter, content does. */
-const blobSet = (cfg: { packages: unknown[]; channels: unknown[]; bundles: unknown[]; deprecations: unknown[] }) =>
-  [...cfg.packages, ...cfg.channels, ...cfg.bundles, ...cfg.deprecations].map((b) => canonicalJSON(withoutPositions(b))).sort();
 
 describe('catalog image', function () {
   this.timeout(120_000);

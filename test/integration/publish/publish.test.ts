@@ -15,8 +15,8 @@ import { publish, type PublishResult } from '../../../catalog/publish.js';
 import { loadFromFiles, loadCatalogDir } from '../../../catalog/index.js';
 import { OciLayoutStore } from '../../../bundle/oci/index.js';
 import { OlmpubError } from '../../../lib/errors.js';
-import { canonicalJSON } from '../../../lib/canonical.js';
 import { REPO_ROOT, containersEnv, testenv, toolBin } from '../../support/env.js';
+import { blobSet } from '../../support/fbc.js';
 
 const run = promisify(execFile);
 const TEMPLATE = join(REPO_ROOT, 'catalog/template.yaml');
@@ -33,15 +33,6 @@ async function tree(root: string): Promise<Map<string, Buffer>> {
   await walk(root);
   return out;
 }
-
-const withoutPositions = (value: unknown): unknown =>
-  Array.isArray(value)
-    ? value.map(withoutPositions)
-    : value && typeof value === 'object'
-      ? Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'pos').map(([k, v]) => [k, withoutPositions(v)]))
-      : value;
-const blobSet = (cfg: { packages: unknown[]; channels: unknown[]; bundles: unknown[]; deprecations: unknown[] }) =>
-  [...cfg.packages, ...cfg.channels, ...cfg.bundles, ...cfg.deprecations].map((b) => canonicalJSON(withoutPositions(b))).sort();
 
 describe('olmpub publish', function () {
   this.timeout(600_000);
