@@ -211,9 +211,41 @@ export class InferenceServiceReconciler implements Reconciler {
   /** Writes this reconciler sent, by kind (for tests and debugging). */
   readonly stats = { applies: 0, statusWrites: 0, deletes: 0, finalizerWrites: 0 };
 
+  private readonly observing = new WeakSet<object>();
+
   constructor(private readonly o: InferenceServiceReconcilerOptions) {
     this.clock = o.clock ?? realClock;
     this.fieldManager = o.fieldManager ?? FIELD_MANAGER;
+    this.observe(o.deployments as unknown as Informer<Child>);
+    this.observe(o.services as unknown as Informer<Child>);
+    o.isvcs.addEventHandler({
+      onUpdate: (_old, obj) => this.settle(this.statusExpectations, `${obj.metadata?.namespace}/${obj.metadata?.name}`, obj, false),
+      onDelete: (obj) => this.settle(this.statusExpectations, `${obj.metadata?.namespace}/${obj.metadata?.name}`, obj, true),
+    });
+  }
+
+  /**
+   * Expectations end as soon as the cache shows anything newer than what we wrote over (our own
+   * write, someone else's, or a deletion): the informer calls these handlers before the reconcile
+   * the same event triggers.
+   */
+  private observe(informer: Informer<Child> | undefined): void {
+    if (!informer || this.observing.has(informer)) return;
+    this.observing.add(informer);
+    const key = (obj: KubeObject) => keyOf(obj.kind ?? '', obj.metadata?.namespace ?? '', obj.metadata?.name ?? '');
+    informer.addEventHandler({
+      onAdd: (obj) => this.settle(this.childExpectations, key(obj), obj, false),
+      onUpdate: (_old, obj) => this.settle(this.childExpectations, key(obj), obj, false),
+      onDelete: (obj) => {
+        this.settle(this.childExpectations, key(obj), obj, true);
+        if (this.deleteExpectations.get(key(obj)) === obj.metadata?.uid) this.deleteExpectations.delete(key(obj));
+      },
+    });
+  }
+
+  private settle(map: Map<string, Expectation>, key: string, obj: KubeObject, deleted: boolean): void {
+    const e = map.get(key);
+    if (e && (deleted || (obj.metadata?.resourceVersion ?? '') !== e.fromRV)) map.delete(key);
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
@@ -229,6 +261,8 @@ export class InferenceServiceReconciler implements Reconciler {
 
     const now = new Date(this.clock.now());
     const [routes, claims] = await Promise.all([this.o.httpRoutes.get(ctx.signal), this.o.claimTemplates.get(ctx.signal)]);
+    this.observe(routes as unknown as Informer<Child> | undefined);
+    this.observe(claims as unknown as Informer<Child> | undefined);
     const problems = specProblems(isvc, { dra: !!claims });
     if (problems.length) return this.invalidSpec(isvc, problems.join('; '), now, ctx);
 
@@ -417,6 +451,8 @@ export class InferenceServiceReconciler implements Reconciler {
     );
     this.stats.statusWrites++;
     this.statusExpectations.set(key, { fromRV, hash: desiredHash(status), status });
+    if (ctx.log.enabled('debug'))
+      ctx.log.debug('status written', { fromRV, previous: previous && summary(previous), status: summary(status) });
     return { previous };
   }
 
@@ -498,6 +534,12 @@ export class InferenceServiceReconciler implements Reconciler {
     }
     this.statusExpectations.delete(`${req.namespace}/${req.name}`);
   }
+}
+
+/** A one-line status summary for debug logs. */
+function summary(s: InferenceServiceStatus): string {
+  const conds = (s.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}@${c.lastTransitionTime}`).join(' ');
+  return `gen=${s.observedGeneration} replicas=${s.replicas}/${s.readyReplicas} ${conds}${s.canary ? ` canary=${JSON.stringify(s.canary)}` : ''}${s.scaledToZero ? ` zero=${JSON.stringify(s.scaledToZero)}` : ''}`;
 }
 
 /** The Event `action` (what the operator did) for a reason. */

@@ -369,3 +369,15 @@ export function metricValue(text: string, name: string, labels: Record<string, s
   }
   return undefined;
 }
+
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = http.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as import('node:net').AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
