@@ -3,3 +3,4 @@ export * from './bundle.js';
 export * from './csv.js';
 export * from './validate.js';
 export * from './image.js';
+export * from './render.js';
