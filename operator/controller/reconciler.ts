@@ -147,7 +147,7 @@ export function mayAdopt(obj: KubeObject, isvcName: string, uid: string | undefi
  * Whether the cached child differs from the desired one: a different desired-hash annotation, or a
  * Deployment whose replica count someone else changed (kubectl scale). Pure.
  */
-export function needsApply(desired: ChildObject, current: Child | undefined): boolean {
+export function needsApply(desired: ChildObject, current: { metadata?: { annotations?: Record<string, string> }; spec?: unknown } | undefined): boolean {
   if (!current) return true;
   const want = desired.metadata?.annotations?.[DESIRED_HASH_ANNOTATION];
   if (!want || current.metadata?.annotations?.[DESIRED_HASH_ANNOTATION] !== want) return true;
