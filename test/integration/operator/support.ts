@@ -161,9 +161,10 @@ export interface InProcessOperator {
  * operator's requests), servers on 127.0.0.1 with free ports, leader election off unless the flags
  * say otherwise.
  */
-export async function startInProcess(flags: FlagValues, kubeconfigPath = testenv('KUBECONFIG')): Promise<InProcessOperator> {
+export async function startInProcess(flags: FlagValues, kubeconfigPath = testenv('KUBECONFIG'), beforeStart?: (client: KubeClient) => void): Promise<InProcessOperator> {
   const config = parseOperatorConfig({ 'health-probe-bind-address': '127.0.0.1:0', 'metrics-bind-address': '0', 'webhook-bind-address': '0', ...flags }, {});
   const client = kube(kubeconfigPath);
+  beforeStart?.(client);
   const logs: string[] = [];
   const logger = new Logger({ level: 'debug', sink: (line) => logs.push(line) });
   const operator = await createOperator(config, { client, logger, onLeadershipLost: () => logs.push('{"msg":"leadership lost (test)"}') });
