@@ -4,3 +4,4 @@ export * from './csv.js';
 export * from './validate.js';
 export * from './image.js';
 export * from './render.js';
+export * from './permissions.js';

@@ -1,14 +1,20 @@
 /** `olmpub rbac check`: least privilege, declared == used, the installer ServiceAccount's role, OLM's preflight report. */
 import { readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import YAML from 'yaml';
 import type { Command } from '../command.js';
 import { type LoadedObject, loadManifests } from '../../bundle/crddiff/load.js';
+import { installManifests } from '../../bundle/manifests/index.js';
+import { checkRenderable, lintCSVPermissions, readRegistryV1, renderRegistryV1, type RegistryV1Contents } from '../../bundle/registryv1/index.js';
+import { DEFAULT_IMAGE_REPOSITORY, readBundleDir } from '../../bundle/release.js';
+import { declaredPermissions, type Declaration } from '../../operator/rbac-declarations.js';
 import {
   type ApiCall,
   type DeclaredUsedReport,
   type InstallerRole,
   type KubeObject,
   type LintFinding,
+  type PolicyRule,
   type PreflightResult,
   type ScopedRule,
   RbacAuthorizer,
@@ -73,18 +79,34 @@ export function scopedRulesOf(objects: LoadedObject[]): ScopedRule[] {
   return out;
 }
 
+/** What one run checked, for the report's first lines. */
+interface Checked {
+  what: 'model' | 'rules' | 'registry+v1' | 'rendered';
+  description: string;
+}
+
 interface CheckReport {
   passed: boolean;
+  checked: Checked[];
   leastPrivilege?: { findings: LintFinding[] };
   declaredUsed?: DeclaredUsedReport;
-  installer?: { extension: string; namespace: string; serviceAccount: string; role: KubeObject; warnings: string[]; emittedTo?: string };
+  installer?: {
+    extension: string;
+    namespace: string;
+    serviceAccount: string;
+    role: KubeObject;
+    warnings: string[];
+    /** The objects the role was derived from (`Kind namespace/name`), for a registry+v1 bundle what OLM renders. */
+    objects: string[];
+    emittedTo?: string;
+  };
   preflight?: PreflightResult & { message: string };
 }
 
 function render(r: CheckReport, out: NodeJS.WritableStream): string {
   const ok = (s: string) => color.green(`✓ ${s}`, out);
   const bad = (s: string) => color.red(`✗ ${s}`, out);
-  const lines: string[] = [];
+  const lines: string[] = r.checked.map((c) => color.dim(`checking ${c.description}`, out));
   if (r.leastPrivilege) {
     const f = r.leastPrivilege.findings;
     lines.push(f.length ? bad(`least privilege: ${f.length} finding(s)`) : ok('least privilege: no wildcards, no escalate/bind/impersonate, no cluster-wide Secrets'));
@@ -99,9 +121,12 @@ function render(r: CheckReport, out: NodeJS.WritableStream): string {
   }
   if (r.installer) {
     const i = r.installer;
-    lines.push(ok(`installer role for ClusterExtension ${i.extension} (ServiceAccount ${i.namespace}/${i.serviceAccount}): ${((i.role.rules as unknown[]) ?? []).length} rule(s)${i.emittedTo ? `, written to ${i.emittedTo}` : ''}`));
+    lines.push(
+      ok(`installer role for ClusterExtension ${i.extension} (ServiceAccount ${i.namespace}/${i.serviceAccount}), derived from ${i.objects.length} object(s): ${((i.role.rules as unknown[]) ?? []).length} rule(s)${i.emittedTo ? `, written to ${i.emittedTo}` : ''}`),
+    );
     for (const w of i.warnings) lines.push(color.yellow(`    warning: ${w}`, out));
     if (!i.emittedTo) {
+      lines.push(color.dim(`    objects: ${i.objects.join(', ')}`, out));
       for (const r of (i.role.rules as unknown[]) ?? []) lines.push(`    ${ruleString(ruleFromObject(r))}`);
       lines.push(color.dim('    (write it with --emit-installer-role FILE, or -o yaml)', out));
     }
@@ -114,101 +139,188 @@ function render(r: CheckReport, out: NodeJS.WritableStream): string {
   return lines.join('\n');
 }
 
+/** A stand-in digest: the model's RBAC does not depend on the image. */
+const MODEL_IMAGE = `${DEFAULT_IMAGE_REPOSITORY}@sha256:${'0'.repeat(64)}`;
+
+/** The Roles, ClusterRoles and bindings of the install manifests model, as loaded objects placed at their declarations. */
+export function modelRbacObjects(): LoadedObject[] {
+  const model = installManifests({ image: MODEL_IMAGE });
+  return model.objects
+    .filter((o) => RBAC_KINDS.has(String(o.kind)))
+    .map((object) => ({ object: object as unknown as Record<string, unknown>, file: 'install manifests model', line: 0, placeOf: () => 'install manifests model' }));
+}
+
+/** Where a rule of the model comes from: the `requires(...)` declarations it is made of. */
+export function declarationSites(rule: PolicyRule, scope: 'cluster' | 'namespace', decls: readonly Declaration[] = declaredPermissions()): string[] {
+  const sites = new Set<string>();
+  for (const d of decls) {
+    const hit =
+      'nonResourceURL' in d
+        ? scope === 'cluster' && (rule.nonResourceURLs ?? []).includes(d.nonResourceURL)
+        : (d.scope ?? 'cluster') === scope &&
+          (rule.apiGroups ?? []).includes(d.group) &&
+          (rule.resources ?? []).includes(d.subresource ? `${d.resource}/${d.subresource}` : d.resource) &&
+          d.verbs.some((v) => rule.verbs.includes(v));
+    if (hit && d.declaredBy) sites.add(relative(process.cwd(), d.declaredBy) || d.declaredBy);
+  }
+  return [...sites].sort();
+}
+
+const objectLabel = (o: KubeObject) => `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name ?? ''}`;
+
 export const rbacCheck: Command = {
   noun: 'rbac',
   verb: 'check',
-  summary: "check the operator's RBAC and derive the ClusterExtension installer's role",
+  summary: "check the operator's RBAC and a bundle's, and derive the ClusterExtension installer's role",
   description: `
-Three checks, each run when its inputs are given; any finding fails the command (exit 1).
+Each check runs when its inputs are given; any finding fails the command (exit 1).
 
-(a) Least privilege of the operator's own RBAC (--rules: Role/ClusterRole manifests, optionally with their
-    bindings): no "*" in verbs, resources, apiGroups or nonResourceURLs; no escalate, bind or impersonate;
-    no Secrets access from a ClusterRole bound cluster-wide. With --used, declared == used both ways: every
-    API call the code makes must be allowed by the rules, and every rule must be exercised by some call.
-    --used lists calls as YAML/JSON ({verb, group, resource, namespace?, name?, subresource?}, {verb, path},
-    {method, url} or "GET /apis/apps/v1/namespaces/x/deployments"), or is a kube-apiserver audit log
-    (JSON lines) or audit EventList.
+(a) Least privilege of the operator's own RBAC: no "*" in verbs, resources, apiGroups or nonResourceURLs;
+    no escalate, bind or impersonate; no Secrets access from a ClusterRole bound cluster-wide.
+    Without --rules and --bundle the rules come from the install manifests model (the requires(...)
+    declarations of operator/ plus the leader-election and metrics roles); --rules FILE checks Role and
+    ClusterRole manifests instead (optionally with their bindings). With --used, declared == used both
+    ways: every API call the code makes must be allowed by the rules, and every rule must be exercised by
+    some call. --used lists calls as YAML/JSON ({verb, group, resource, namespace?, name?, subresource?},
+    {verb, path}, {method, url} or "GET /apis/apps/v1/namespaces/x/deployments"), or is a kube-apiserver
+    audit log (JSON lines) or audit EventList.
 
-(b) The minimal ClusterRole the ServiceAccount of an OLM <= 1.10 ClusterExtension needs to install the
-    bundle (--bundle DIR of rendered manifests, --extension NAME, --namespace NS): per resource create,
-    list, watch; get, update, patch, delete on the objects' names; update on clusterextensions/finalizers
-    for the ClusterExtension; bind on roles the bundle binds without shipping; and every rule the bundle
-    grants (RBAC escalation prevention: to grant a rule you must hold it). --emit-installer-role FILE
-    writes the ServiceAccount, ClusterRole and ClusterRoleBinding as YAML; otherwise the role is printed.
-    (OLM >= 1.11 ignores spec.serviceAccount and installs as cluster-admin.)
+(b) --bundle DIR: a registry+v1 bundle directory (manifests/ with a ClusterServiceVersion, metadata/),
+    such as the bundle/ folder of "olmpub bundle build". The CSV's permissions and clusterPermissions get
+    the least-privilege lint (findings name the CSV file and line, the permission set and the rule index;
+    OLM v1 installs AllNamespaces, so permissions count as cluster-wide). DIR may instead hold rendered
+    manifests (no CSV): the objects a ClusterExtension installs, used as they are.
 
-(c) With --service-account-rules FILE (the Roles/ClusterRoles and bindings the ServiceAccount has; roles no
+(c) With --extension NAME and --namespace NS (and --bundle): the minimal ClusterRole the ServiceAccount of
+    an OLM <= 1.10 ClusterExtension needs to install the bundle. For a registry+v1 bundle it is derived from
+    the objects OLM 1.10 renders from it (ServiceAccounts, the (Cluster)Roles and bindings with OLM's hashed
+    names, CRDs, Deployments, webhook configurations and Services, cert-manager Issuer and Certificate):
+    per resource create, list, watch; get, update, patch, delete on the objects' names; update on
+    clusterextensions/finalizers for the ClusterExtension; bind on roles the bundle binds without shipping;
+    and every rule the bundle grants (RBAC escalation prevention: to grant a rule you must hold it).
+    --emit-installer-role FILE writes the ServiceAccount, ClusterRole and ClusterRoleBinding as YAML;
+    otherwise the role is printed. (OLM >= 1.11 ignores spec.serviceAccount and installs as cluster-admin.)
+
+(d) With --service-account-rules FILE (the Roles/ClusterRoles and bindings the ServiceAccount has; roles no
     binding references count as bound to it), the missing permissions in the format OLM 1.10's
     PreflightPermissions check reports:
       pre-authorization failed: service account requires the following permissions to manage cluster extension:
-        Namespace:"" APIGroups:[apps] Resources:[deployments] Verbs:[list,watch]
-
-Later this command will default to the operator's own bundle.`,
+        Namespace:"" APIGroups:[apps] Resources:[deployments] Verbs:[list,watch]`,
   options: {
-    rules: { type: 'string', value: 'FILE', description: "the operator's Role/ClusterRole manifests (file or directory)" },
+    rules: { type: 'string', value: 'FILE', description: "the operator's Role/ClusterRole manifests (file or directory) (default: the install manifests model)" },
     used: { type: 'string', value: 'FILE', description: 'API calls the code makes (YAML/JSON list or audit log) for declared == used' },
-    bundle: { type: 'string', value: 'DIR', description: 'rendered bundle manifests the ClusterExtension installs' },
-    extension: { type: 'string', value: 'NAME', description: 'ClusterExtension name (with --bundle)' },
-    namespace: { type: 'string', value: 'NS', description: 'ClusterExtension spec.namespace, the install namespace (with --bundle)' },
+    bundle: { type: 'string', value: 'DIR', description: 'a registry+v1 bundle directory, or rendered manifests the ClusterExtension installs' },
+    extension: { type: 'string', value: 'NAME', description: 'ClusterExtension name: derive its installer role (with --bundle)' },
+    namespace: { type: 'string', value: 'NS', description: 'ClusterExtension spec.namespace, the install namespace (with --extension)' },
     'service-account': { type: 'string', value: 'NAME', description: 'installer ServiceAccount name (default: <extension>-installer)' },
     'emit-installer-role': { type: 'string', value: 'FILE', description: 'write the installer ServiceAccount, ClusterRole and ClusterRoleBinding here' },
     'service-account-rules': { type: 'string', value: 'FILE', description: "RBAC the installer ServiceAccount holds; reports what OLM's preflight would find missing" },
   },
   examples: [
+    'olmpub rbac check',
+    'olmpub rbac check --used audit.log',
     'olmpub rbac check --rules config/rbac/role.yaml --used calls.yaml',
-    'olmpub rbac check --bundle out/manifests --extension inference --namespace inference-system --emit-installer-role installer.yaml',
-    'olmpub rbac check --bundle out/manifests --extension inference --namespace inference-system --service-account-rules sa-rbac.yaml -o json',
+    'olmpub rbac check --bundle out/bundle',
+    'olmpub rbac check --bundle out/bundle --extension inference --namespace inference-system --emit-installer-role installer.yaml',
+    'olmpub rbac check --bundle out/bundle --extension inference --namespace inference-system --service-account-rules sa-rbac.yaml -o json',
   ],
   structuredOutput: true,
   async run(ctx) {
     const v = ctx.values as Record<string, string | undefined>;
-    if (!v.rules && !v.bundle) throw usageError('bad-arguments', 'nothing to check: give --rules and/or --bundle', { hint: 'run "olmpub rbac check --help"' });
-    if (v.used && !v.rules) throw usageError('bad-arguments', '--used needs --rules (the declared rules to compare with)');
-    if (v.bundle && (!v.extension || !v.namespace)) throw usageError('bad-arguments', '--bundle needs --extension NAME and --namespace NS');
-    if ((v['service-account-rules'] || v['emit-installer-role']) && !v.bundle) throw usageError('bad-arguments', '--service-account-rules and --emit-installer-role need --bundle');
+    const installer = Boolean(v.extension || v.namespace);
+    if (installer && (!v.extension || !v.namespace)) throw usageError('bad-arguments', '--extension and --namespace go together (the ClusterExtension name and its install namespace)');
+    if (installer && !v.bundle) throw usageError('bad-arguments', '--extension and --namespace need --bundle DIR (the bundle to install)');
+    if ((v['service-account-rules'] || v['emit-installer-role']) && !installer) {
+      throw usageError('bad-arguments', '--service-account-rules and --emit-installer-role need --bundle DIR, --extension NAME and --namespace NS');
+    }
+    if (v.used && v.bundle && !v.rules) {
+      throw usageError('bad-arguments', "--used compares the operator's own rules: give --rules, or leave --bundle out to use the install manifests model");
+    }
 
-    const report: CheckReport = { passed: true };
-    if (v.rules) {
-      const loaded = (await loadManifests([v.rules])).filter((o) => RBAC_KINDS.has(String(o.object.kind)));
-      if (!loaded.some((o) => o.object.kind === 'Role' || o.object.kind === 'ClusterRole')) {
-        throw usageError('no-rules', `${v.rules}: no Role or ClusterRole found`, { hint: "pass the operator's RBAC manifests" });
-      }
-      const findings = lintRules(
-        loaded.map((o) => ({
-          object: o.object as KubeObject,
-          place: `${o.file}:${o.line}`,
-          rulePlaces: Array.isArray(o.object.rules) ? o.object.rules.map((_, i) => o.placeOf(['rules', i])) : [],
-        })),
-      );
-      report.leastPrivilege = { findings };
+    const report: CheckReport = { passed: true, checked: [] };
+    const addFindings = (findings: LintFinding[]) => {
+      report.leastPrivilege = { findings: [...(report.leastPrivilege?.findings ?? []), ...findings] };
       if (findings.length) report.passed = false;
+    };
+
+    // (a) The operator's own RBAC: --rules, or the install manifests model when no bundle is given.
+    if (v.rules || !v.bundle) {
+      let loaded: LoadedObject[];
+      if (v.rules) {
+        loaded = (await loadManifests([v.rules])).filter((o) => RBAC_KINDS.has(String(o.object.kind)));
+        if (!loaded.some((o) => o.object.kind === 'Role' || o.object.kind === 'ClusterRole')) {
+          throw usageError('no-rules', `${v.rules}: no Role or ClusterRole found`, { hint: "pass the operator's RBAC manifests" });
+        }
+        report.checked.push({ what: 'rules', description: `the RBAC manifests in ${v.rules}` });
+      } else {
+        loaded = modelRbacObjects();
+        report.checked.push({ what: 'model', description: `the operator's RBAC from the install manifests model (${loaded.length} Roles, ClusterRoles and bindings)` });
+      }
+      addFindings(
+        lintRules(
+          loaded.map((o) => ({
+            object: o.object as KubeObject,
+            place: v.rules ? `${o.file}:${o.line}` : o.file,
+            rulePlaces: Array.isArray(o.object.rules) ? o.object.rules.map((_, i) => o.placeOf(['rules', i])) : [],
+          })),
+        ),
+      );
       if (v.used) {
-        report.declaredUsed = compareDeclaredWithUsed(scopedRulesOf(loaded), await loadApiCalls(v.used));
+        let scoped = scopedRulesOf(loaded);
+        if (!v.rules) {
+          const decls = declaredPermissions();
+          scoped = scoped.map((s) => {
+            const sites = declarationSites(s.rule, s.namespace === undefined ? 'cluster' : 'namespace', decls);
+            return sites.length ? { ...s, place: `${s.place} (declared at ${sites.join(', ')})` } : s;
+          });
+        }
+        report.declaredUsed = compareDeclaredWithUsed(scoped, await loadApiCalls(v.used));
         if (report.declaredUsed.undeclared.length || report.declaredUsed.unused.length) report.passed = false;
       }
     }
+
+    // (b) A bundle: registry+v1 (its CSV's permissions) or rendered manifests.
     if (v.bundle) {
-      const objects = (await loadManifests([v.bundle])).map((o) => o.object as KubeObject);
-      const csv = objects.find((o) => o.kind === 'ClusterServiceVersion');
-      if (csv) {
-        throw usageError('bundle-not-rendered', `${v.bundle}: contains a ClusterServiceVersion (${csv.metadata?.name}); the installer role is derived from the objects OLM renders from it`, {
-          hint: 'pass the rendered manifests (the Deployment, ServiceAccount, Roles, bindings and CRDs), not the registry+v1 bundle directory',
-        });
+      const loaded = await loadManifests([v.bundle]);
+      const csvLoaded = loaded.find((o) => o.object.kind === 'ClusterServiceVersion');
+      let objects: KubeObject[];
+      let contents: RegistryV1Contents | undefined;
+      if (csvLoaded) {
+        contents = readRegistryV1(await readBundleDir(v.bundle));
+        const csvFile = join(v.bundle, contents.csv.path);
+        const csvAt = loaded.find((o) => o.object.kind === 'ClusterServiceVersion' && o.file === csvFile) ?? csvLoaded;
+        report.checked.push({ what: 'registry+v1', description: `the registry+v1 bundle ${v.bundle} (ClusterServiceVersion ${contents.csv.object.metadata?.name ?? ''}, ${csvFile})` });
+        addFindings(lintCSVPermissions({ ...contents.csv, path: csvFile }, (path) => csvAt.placeOf(path)));
+        objects = [];
+      } else {
+        objects = loaded.map((o) => o.object as KubeObject).filter((o) => o.kind);
+        report.checked.push({ what: 'rendered', description: `the rendered manifests in ${v.bundle} (${objects.length} objects)` });
+        if (!installer) throw usageError('bad-arguments', `${v.bundle} holds no ClusterServiceVersion: rendered manifests need --extension NAME and --namespace NS`, { hint: 'pass a registry+v1 bundle directory, or the ClusterExtension name and namespace' });
       }
-      const input = { objects: objects.filter((o) => o.kind), extensionName: v.extension!, installNamespace: v.namespace! };
-      const serviceAccount = v['service-account'] ?? `${v.extension}-installer`;
-      const { objects: manifests, role } = installerManifests(input, { serviceAccountName: serviceAccount });
-      report.installer = installerSummary(input.extensionName, input.installNamespace, serviceAccount, role);
-      if (v['emit-installer-role']) {
-        await writeFileAtomic(v['emit-installer-role'], yamlStream(manifests, false));
-        report.installer.emittedTo = v['emit-installer-role'];
-      }
-      if (v['service-account-rules']) {
-        const held = (await loadManifests([v['service-account-rules']])).map((o) => o.object as KubeObject).filter((o) => RBAC_KINDS.has(String(o.kind)));
-        const authorizer = new RbacAuthorizer(bindUnboundRoles(held, input.installNamespace, serviceAccount));
-        const result = preflight(input, authorizer, serviceAccount, serviceAccountUser(input.installNamespace, serviceAccount));
-        report.preflight = { ...result, message: formatPreflight(result) };
-        if (report.preflight.message) report.passed = false;
+
+      // (c) The installer role, from what OLM 1.10 renders (registry+v1) or from the rendered manifests.
+      if (installer) {
+        if (contents) {
+          const problems = checkRenderable(contents, { certProvider: 'cert-manager' });
+          if (problems.length) throw validationError('bundle-not-installable', `OLM v1 would not install ${v.bundle} (${problems.length} problem(s))`, { children: problems });
+          objects = renderRegistryV1(contents, { installNamespace: v.namespace!, certProvider: 'cert-manager', olmVersion: '1.10' });
+        }
+        const input = { objects, extensionName: v.extension!, installNamespace: v.namespace! };
+        const serviceAccount = v['service-account'] ?? `${v.extension}-installer`;
+        const { objects: manifests, role } = installerManifests(input, { serviceAccountName: serviceAccount });
+        report.installer = { ...installerSummary(input.extensionName, input.installNamespace, serviceAccount, role), objects: objects.map(objectLabel) };
+        if (v['emit-installer-role']) {
+          await writeFileAtomic(v['emit-installer-role'], yamlStream(manifests, false));
+          report.installer.emittedTo = v['emit-installer-role'];
+        }
+        // (d) OLM 1.10's pre-authorization against the RBAC the ServiceAccount holds.
+        if (v['service-account-rules']) {
+          const held = (await loadManifests([v['service-account-rules']])).map((o) => o.object as KubeObject).filter((o) => RBAC_KINDS.has(String(o.kind)));
+          const authorizer = new RbacAuthorizer(bindUnboundRoles(held, input.installNamespace, serviceAccount));
+          const result = preflight(input, authorizer, serviceAccount, serviceAccountUser(input.installNamespace, serviceAccount));
+          report.preflight = { ...result, message: formatPreflight(result) };
+          if (report.preflight.message) report.passed = false;
+        }
       }
     }
     emit(ctx.output, report, () => render(report, ctx.stdout), ctx.stdout);
@@ -216,7 +328,7 @@ Later this command will default to the operator's own bundle.`,
   },
 };
 
-function installerSummary(extension: string, namespace: string, serviceAccount: string, role: InstallerRole): NonNullable<CheckReport['installer']> {
+function installerSummary(extension: string, namespace: string, serviceAccount: string, role: InstallerRole): Omit<NonNullable<CheckReport['installer']>, 'objects'> {
   return { extension, namespace, serviceAccount, role: role.clusterRole, warnings: role.warnings };
 }
 

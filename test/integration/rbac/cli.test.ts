@@ -109,8 +109,9 @@ describe('olmpub rbac check', () => {
     assert.match(ok.out, /✓ OLM 1\.10 pre-authorization passes/);
   });
 
-  it('usage errors: nothing to check, --bundle without --extension', async () => {
-    await assert.rejects(check({}), (e: OlmpubError) => e.kind === 'usage');
+  it('usage errors: --extension without --bundle, rendered manifests without --extension', async () => {
+    await assert.rejects(check({ extension: 'x', namespace: 'y' }), (e: OlmpubError) => e.kind === 'usage' && /--bundle/.test(e.message));
+    await assert.rejects(check({ extension: 'x' }), (e: OlmpubError) => e.kind === 'usage' && /--namespace/.test(e.message));
     await assert.rejects(check({ bundle: join(dir, 'bundle') }), (e: OlmpubError) => e.kind === 'usage' && /--extension/.test(e.message));
   });
 });
