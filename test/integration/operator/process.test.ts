@@ -52,6 +52,7 @@ describe('operator/process: olmpub operator run (child process, real apiserver)'
   const leaseName = `op-process-${id}`;
   const readerRole = `op-process-metrics-${id}`;
   const vwcName = `op-process-quota-${id}`;
+  const deadVwcName = `op-process-dead-${id}`;
 
   before(async () => {
     c = kube();
@@ -86,6 +87,7 @@ describe('operator/process: olmpub operator run (child process, real apiserver)'
     }
     await proc?.stop();
     await c.delete(VWC, vwcName, undefined, { ignoreNotFound: true });
+    await c.delete(VWC, deadVwcName, undefined, { ignoreNotFound: true });
     await removeMetricsReader(c, readerRole);
     if (ns) await deleteNamespace(c, ns);
     await removeCRD(c, createdCRD);
@@ -188,5 +190,50 @@ describe('operator/process: olmpub operator run (child process, real apiserver)'
     assert.equal(proc.lines.at(-1)?.msg, 'the operator stopped');
     for (const l of proc.lines) assert.ok(l.ts && l.level && l.msg, JSON.stringify(l));
     await assert.rejects(httpGet(probePort, '/healthz'), 'the probe server is closed');
+  });
+
+  it('rescue from Terminating with the operator gone: the finalizer comes off by hand; a webhook that is down blocks it unless matchConditions skip deleted objects', async () => {
+    assert.notEqual(proc.exitCode, undefined, 'the operator is stopped');
+    await c.create(inferenceService('orphaned', ns, {}, { finalizers: ['inference.olmpub.dev/cleanup'] }));
+    await c.delete(ISVC, 'orphaned', ns);
+    const stuck = await c.get<InferenceService>(ISVC, 'orphaned', ns);
+    assert.ok(stuck.metadata?.deletionTimestamp, 'Terminating: nobody removes the finalizer');
+
+    // The quota webhook as installed, but its server is gone (failurePolicy Fail).
+    const webhook = (matchConditions?: unknown[]) => ({
+      ...VWC,
+      metadata: { name: deadVwcName },
+      webhooks: [
+        {
+          name: 'gpu-quota.inference.olmpub.dev',
+          clientConfig: { url: `https://127.0.0.1:${webhookPort}${VALIDATION_PATH}`, caBundle: certs.caBundle },
+          rules: [{ apiGroups: ['inference.olmpub.dev'], apiVersions: ['v1', 'v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['inferenceservices'], scope: 'Namespaced' }],
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+          failurePolicy: 'Fail',
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+          ...(matchConditions ? { matchConditions } : {}),
+        },
+      ],
+    });
+    await c.apply(webhook() as KubeObject, { fieldManager: 'olmpub-test' });
+    const rescue = () => c.patch(ISVC, 'orphaned', ns, { metadata: { finalizers: null } }, 'merge');
+    const blocked = await eventually('the dead webhook to block the rescue', async () => {
+      try {
+        await c.create(inferenceService('probe', ns), { dryRun: true });
+        return undefined;
+      } catch (err) {
+        return err instanceof KubeApiError && /failed calling webhook/.test(err.apiStatus.message ?? '') ? err : undefined;
+      }
+    }, 30_000);
+    assert.ok(blocked);
+    await assert.rejects(rescue(), (err: unknown) => err instanceof KubeApiError && /failed calling webhook/.test(err.apiStatus.message ?? ''));
+
+    // With a matchCondition that skips objects being deleted, the same webhook lets the rescue through.
+    await c.apply(webhook([{ name: 'not-being-deleted', expression: '!has(object.metadata.deletionTimestamp)' }]) as KubeObject, { fieldManager: 'olmpub-test' });
+    await eventually('the rescue to pass', async () => (await rescue().then(() => true, () => false)), 30_000);
+    await eventually('the object gone', async () => !(await c.tryGet(ISVC, 'orphaned', ns)), 30_000);
+    await assert.rejects(c.create(inferenceService('probe', ns), { dryRun: true }), /failed calling webhook/, 'the webhook still guards live objects');
+    await c.delete(VWC, deadVwcName);
   });
 });
