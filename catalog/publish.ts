@@ -32,7 +32,7 @@ import { bundleInfoFromFiles, type BundleInfo } from './template/bundleinfo.js';
 import { validateCatalog } from './validate/validate.js';
 import { renderCatalogFiles } from './fbc/write.js';
 import { buildCatalogImage } from './image/catalog-image.js';
-import { extensionManifests } from './extension/manifests.js';
+import { extensionManifests, needsServiceAccount } from './extension/manifests.js';
 import { renderMermaid } from './graph/mermaid.js';
 import { buildGraph, renderHtml, renderSvg } from './graph/svg.js';
 import * as blang from './semver/blang.js';
@@ -306,12 +306,15 @@ export async function publish(options: PublishOptions = {}): Promise<PublishResu
       await put(join(stage, 'charts', a.chart.archiveName), a.chart.tgz);
     }
     for (const [rel, content] of renderCatalogFiles(rendered.config, 'json')) await put(join(stage, 'catalog', rel), content);
+    // OLM ≤ 1.10 installs with a ServiceAccount: its RBAC is derived from what OLM renders from the newest
+    // built bundle (OLM's generated names), or the newest pinned one when nothing was built.
+    const newest = [...(built.size ? built.keys() : bundleFiles.keys())].sort((a, b) => blang.compare(blang.parse(a), blang.parse(b))).at(-1);
     const ext = extensionManifests({
       catalogImage: catalogRef,
       packageName: pkg,
       channels: [rendered.defaultChannel],
       olmVersion: o.olmVersion,
-      ...(o.olmVersion && !['1.11'].includes(o.olmVersion) ? { bundleObjects: model.objects } : {}),
+      ...(needsServiceAccount(o.olmVersion) && newest ? { bundleFiles: bundleFiles.get(newest)! } : {}),
     });
     warnings.push(...ext.warnings);
     for (const [name, text] of ext.rendered) await put(join(stage, 'extension', name), text);

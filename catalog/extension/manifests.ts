@@ -10,6 +10,7 @@
 import { usageError } from '../../lib/errors.js';
 import { canonicalYAML } from '../../lib/canonical.js';
 import { installerManifests, type KubeObject } from '../../bundle/rbac/index.js';
+import { renderRegistryV1Files, type BundleFileInput } from '../../bundle/registryv1/index.js';
 import { parseNormalizedNamed, isDigestReference } from '../fbc/reference.js';
 
 export const OLM_API = 'olm.operatorframework.io/v1';
@@ -40,8 +41,14 @@ export interface ExtensionOptions {
   catalogPriority?: number;
   /** OLM v1 version on the cluster, `MAJOR.MINOR`. Default `1.11`. */
   olmVersion?: string;
-  /** The objects the bundle installs; required for OLM ≤ 1.10 to derive the installer RBAC. */
+  /** The objects the bundle installs; for OLM ≤ 1.10 one of these or `bundleFiles` derives the installer RBAC. */
   bundleObjects?: readonly KubeObject[];
+  /**
+   * The registry+v1 bundle the extension installs (`manifests/…`, `metadata/…`). For OLM ≤ 1.10 the installer
+   * RBAC is derived from the objects OLM renders from it for `namespace`, with OLM's generated names. Wins over
+   * `bundleObjects`.
+   */
+  bundleFiles?: readonly BundleFileInput[];
 }
 
 export interface ExtensionManifests {
@@ -118,14 +125,15 @@ export function extensionManifests(options: ExtensionOptions): ExtensionManifest
 
   let serviceAccountName: string | undefined;
   if (serviceAccountMode) {
-    if (!options.bundleObjects?.length) {
+    const bundleObjects = options.bundleFiles?.length ? renderRegistryV1Files(options.bundleFiles, { installNamespace: namespace, olmVersion }) : options.bundleObjects;
+    if (!bundleObjects?.length) {
       throw usageError('missing-bundle-objects', `OLM ${olmVersion} installs with a ServiceAccount whose RBAC is derived from the bundle, but no bundle objects were given`, {
         hint: 'pass the bundle (olmpub extension manifests --bundle DIR) or target OLM 1.11 or newer',
       });
     }
     serviceAccountName = `${extensionName}-installer`;
     const { objects, role } = installerManifests(
-      { objects: options.bundleObjects, extensionName, installNamespace: namespace },
+      { objects: bundleObjects, extensionName, installNamespace: namespace },
       { serviceAccountName },
     );
     warnings.push(...role.warnings);

@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { extensionManifests, needsServiceAccount, parseOlmVersion, CATALOG_NAME_LABEL } from '../../../catalog/extension/index.js';
 import { OlmpubError } from '../../../lib/errors.js';
 import YAML from 'yaml';
+import { renderReleaseArtifacts } from '../../../bundle/release.js';
+import { permissionObjectName, renderRegistryV1Files } from '../../../bundle/registryv1/index.js';
+import { deriveInstallerRole } from '../../../bundle/rbac/index.js';
 
 const DIGEST_REF = 'quay.io/acme/inference-catalog@sha256:' + 'a'.repeat(64);
 const bundleObjects = [
@@ -66,6 +69,18 @@ describe('extension manifests', () => {
     assert.match(flat, /configmaps/, 'it holds what the bundle grants (escalation)');
     assert.match(flat, /clusterextensions\/finalizers/);
     assert.equal(byKind(m, 'ValidatingAdmissionPolicy').length, 0);
+  });
+
+  it('for OLM 1.10 derives the installer RBAC from what OLM renders from registry+v1 bundle files (OLM names)', async function () {
+    this.timeout(60_000); // the bundle build gzips the CRDs
+    const a = await renderReleaseArtifacts({ version: '1.2.0', image: `ghcr.io/x/y@sha256:${'c'.repeat(64)}`, created: 0 });
+    const m = extensionManifests({ catalogImage: DIGEST_REF, olmVersion: '1.10', bundleFiles: a.bundle.files, bundleObjects });
+    const rendered = renderRegistryV1Files(a.bundle.files, { installNamespace: 'inference-operator-system', olmVersion: '1.10' });
+    const expected = deriveInstallerRole({ objects: rendered, extensionName: 'inference-operator', installNamespace: 'inference-operator-system' }, { name: 'inference-operator-installer' });
+    const role = byKind(m, 'ClusterRole').find((r: any) => r.metadata.name === 'inference-operator-installer') as any;
+    assert.deepEqual(role.rules, expected.clusterRole.rules, 'bundleFiles win over bundleObjects');
+    const csv = a.bundle.csv;
+    assert.match(JSON.stringify(role.rules), new RegExp(permissionObjectName(csv.metadata.name, csv.spec.install.spec.clusterPermissions![0]!).replace(/\./g, '\\.')));
   });
 
   it('requires bundle objects for OLM 1.10', () => {

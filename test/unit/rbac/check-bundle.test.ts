@@ -35,7 +35,8 @@ async function writeBundle(dir: string, files: { path: string; content: string }
   }
 }
 
-describe('olmpub rbac check on the operator and its bundle', () => {
+describe('olmpub rbac check on the operator and its bundle', function () {
+  this.timeout(60_000); // building the bundle gzips the CRDs
   let dir: string;
   let artifacts: ReleaseArtifacts;
   let wildcardRule: number;

@@ -301,7 +301,8 @@ describe('registry+v1 rendering as OLM v1 does it', () => {
     });
   });
 
-  describe('our own bundle', () => {
+  describe('our own bundle', function () {
+    this.timeout(60_000); // building the bundle gzips the CRDs
     it('renders every object with the names OLM generates', async () => {
       const a = await renderReleaseArtifacts({ version: '1.2.0', image: IMAGE, created: 0 });
       const NS = 'inference-system';
