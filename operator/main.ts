@@ -4,6 +4,9 @@
  * InferenceService controller, the webhooks (conversion and GPU quota) and the probes → run until
  * SIGTERM (graceful shutdown) or leadership loss (exit 1, from the runtime).
  */
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import type { V1Deployment, V1ResourceClaimTemplate, V1Service } from '@kubernetes/client-node';
 import { environmentError, usageError } from '../lib/errors.js';
 import { parseAdmissionReview, handleValidatingReview, validateInferenceService, type NamespaceState } from './api/admission.js';
@@ -28,7 +31,7 @@ import type { Informer } from './runtime/cache/informer.js';
 import type { Controller } from './runtime/controller/controller.js';
 import { enqueueRequestForOwner, type ObjectEvent } from './runtime/controller/handler.js';
 import { KubeClient } from './runtime/kube/client.js';
-import { parseWatchNamespaces } from './runtime/kube/config.js';
+import { isInCluster, parseWatchNamespaces } from './runtime/kube/config.js';
 import type { KubeObject } from './runtime/kube/types.js';
 import { Logger, parseLogLevel, type LogLevel } from './runtime/log.js';
 import { Manager } from './runtime/manager.js';
@@ -350,6 +353,11 @@ export async function createOperator(config: OperatorConfig, deps: OperatorDeps 
 export async function runOperator(config: OperatorConfig, options: { logger?: Logger; signal?: AbortSignal } = {}): Promise<number> {
   const logger = options.logger ?? new Logger({ level: config.logLevel });
   const log = logger.child('setup');
+  // client-node would fall back to http://localhost:8080; controller-runtime refuses to start instead.
+  if (!config.kubeconfig && !process.env.KUBECONFIG && !isInCluster() && !existsSync(join(homedir(), '.kube', 'config')))
+    throw environmentError('no-cluster-config', 'no cluster configuration: no --kubeconfig, no KUBECONFIG, no in-cluster ServiceAccount and no ~/.kube/config', {
+      hint: 'set KUBECONFIG or --kubeconfig, or run in a Pod with a ServiceAccount',
+    });
   const signal = options.signal ?? setupSignalHandler({ logger: log });
   let operator: Operator;
   try {
