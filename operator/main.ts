@@ -37,6 +37,7 @@ import { Logger, parseLogLevel, type LogLevel } from './runtime/log.js';
 import { Manager } from './runtime/manager.js';
 import { LOW_PRIORITY } from './runtime/queue/workqueue.js';
 import { setupSignalHandler } from './runtime/signals.js';
+import { realClock, sleep } from './runtime/clock.js';
 
 export const CONTROLLER_NAME = 'inferenceservice';
 export const EVENT_REPORTER = 'inference.olmpub.dev/operator';
@@ -321,6 +322,27 @@ export async function createOperator(config: OperatorConfig, deps: OperatorDeps 
     .watch(isvcs)
     .watch(deployments, enqueueRequestForOwner(ISVC))
     .watch(services, enqueueRequestForOwner(ISVC));
+
+  // The Gateway API or DRA installed (or removed) later is noticed without a restart: discovery is
+  // asked again every discoveryRefreshMs and every InferenceService is reconciled when an answer changes.
+  manager.add({
+    needLeaderElection: true,
+    start: async (signal) => {
+      const optionals: OptionalInformer<KubeObject>[] = [httpRoutes as unknown as OptionalInformer<KubeObject>, claimTemplates as unknown as OptionalInformer<KubeObject>];
+      const known = optionals.map((o) => o.current !== undefined);
+      while (await sleep(realClock, config.discoveryRefreshMs, signal)) {
+        const now = await Promise.all(optionals.map((o) => o.served(signal).catch(() => false)));
+        const changed = optionals.filter((_, i) => now[i] !== known[i]);
+        if (!changed.length) continue;
+        for (const o of changed) {
+          known[optionals.indexOf(o)] = now[optionals.indexOf(o)]!;
+          logger.child('discovery').info('an optional API changed', { resource: `${o.gvr.resource}.${o.gvr.group}`, served: now[optionals.indexOf(o)] });
+          await o.get(signal).catch((err: Error) => logger.child('discovery').warn('cannot watch it yet', { err }));
+        }
+        for (const isvc of isvcs.list()) controller.enqueue({ namespace: isvc.metadata?.namespace ?? '', name: isvc.metadata?.name ?? '' });
+      }
+    },
+  });
 
   if (webhooks) {
     const namespaces = manager.informerFor<KubeObject>(NAMESPACE, {

@@ -96,6 +96,11 @@ export class OptionalInformer<T extends KubeObject> {
     return o;
   }
 
+  /** Whether the API is served (discovery, cached for the refresh interval). */
+  served(signal?: AbortSignal): Promise<boolean> {
+    return this.discovery.served(this.gvr, signal);
+  }
+
   /** The informer if it exists already (no discovery request). */
   get current(): Informer<T> | undefined {
     return this.informer;

@@ -7,11 +7,14 @@
  * - a conversion round trip through the real apiserver and the operator's /convert webhook: the CRD
  *   is installed with the webhook on https://127.0.0.1:<port>/convert (never done to the shared
  *   environment, whose CRD other suites manage).
+ * - the Gateway API (the real HTTPRoute CRD of sigs.k8s.io/gateway-api, from the Go module proxy)
+ *   installed while the operator runs: it switches to HTTPRoute weights without a restart.
  * The operator runs in-process (no leader election, so a long restart cannot make it exit).
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { API_VERSION_V1ALPHA1, V1ALPHA1_FIELDS_ANNOTATION, V1_FIELDS_ANNOTATION, operatorCRDs, type InferenceService } from '../../../operator/api/index.js';
@@ -69,7 +72,12 @@ describe(`operator in a dedicated environment (TESTENV_NAME=${ENV_NAME})`, funct
     }, 60_000);
     ns = await createNamespace(c, 'op-restart');
     convNs = await createNamespace(c, 'op-convert');
-    op = await startInProcess({ 'watch-namespace': ns, 'webhook-bind-address': `127.0.0.1:${port}`, 'webhook-cert-dir': certs.dir }, kubeconfig);
+    op = await startInProcess(
+      { 'watch-namespace': ns, 'webhook-bind-address': `127.0.0.1:${port}`, 'webhook-cert-dir': certs.dir, gateway: 'gw-system/public', 'ingress-domain': 'models.example.com' },
+      kubeconfig,
+      undefined,
+      { discoveryRefreshMs: 2_000 },
+    );
   });
 
   after(async function () {
@@ -211,6 +219,65 @@ describe(`operator in a dedicated environment (TESTENV_NAME=${ENV_NAME})`, funct
         `      apiserver down ${((upAt - downAt) / 1000).toFixed(1)} s (restart command ${((upAt - t0) / 1000).toFixed(1)} s); ` +
           `changes made ${((changedAt - upAt) / 1000).toFixed(1)} s after it answered; all reconciled ${((convergedAt - changedAt) / 1000).toFixed(1)} s later`,
       );
+    });
+  });
+
+  describe('the Gateway API installed while the operator runs', () => {
+    const GATEWAY_API = 'sigs.k8s.io/gateway-api@v1.6.0';
+    const ROUTE = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute' } as const;
+    type Route = KubeObject & { spec?: { parentRefs?: unknown[]; hostnames?: string[]; rules?: { backendRefs?: { name: string; weight: number; port: number }[] }[] } };
+    const deployment = (name: string) => c.tryGet<Deployment>(DEPLOYMENT, name, ns);
+
+    it('switches to an HTTPRoute with canary weights, per-track Services and the gateway URL, and removes the route with the object', async () => {
+      await c.create(
+        inferenceService('routed', ns, {
+          scaling: { minReplicas: 1, maxReplicas: 2, replicas: 2 },
+          canary: { trafficPercent: 20, runtime: { image: 'registry.example/vllm:2.0' } },
+        }),
+      );
+      const before = await eventually('Ready, split by replicas', async () => {
+        const o = await c.tryGet<InferenceService>(ISVC, 'routed', ns);
+        return o?.status?.canary?.readyReplicas === 1 && condition(o, 'Ready')?.status === 'True' ? o : undefined;
+      }, 120_000, 250);
+      assert.equal(before.status?.url, `http://routed.${ns}.svc.cluster.local`);
+      assert.deepEqual([(await deployment('routed'))?.spec?.replicas, (await deployment('routed-canary'))?.spec?.replicas], [1, 1], 'replica split: one pod per track');
+
+      // The real HTTPRoute CRD, from the Go module proxy (cached in the module cache).
+      const { stdout } = await run('go', ['mod', 'download', '-json', GATEWAY_API], { cwd: REPO_ROOT, env: { ...process.env, GOFLAGS: '-mod=mod' }, maxBuffer: 1 << 20 });
+      const dir = (JSON.parse(stdout) as { Dir: string }).Dir;
+      const crd = parseYaml(readFileSync(join(dir, 'config/crd/standard/gateway.networking.k8s.io_httproutes.yaml'), 'utf8')) as KubeObject;
+      await c.apply(crd, { fieldManager: 'olmpub-test' });
+
+      const route = await eventually('the HTTPRoute with the canary weight', async () => {
+        const r = await c.tryGet<Route>(ROUTE, 'routed', ns);
+        return r?.spec?.rules?.[0]?.backendRefs?.find((b) => b.name === 'routed-canary')?.weight === 20 ? r : undefined;
+      }, 120_000, 250);
+      assert.deepEqual(route.spec?.parentRefs, [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'public', namespace: 'gw-system' }]);
+      assert.deepEqual(route.spec?.hostnames, [`routed.${ns}.models.example.com`]);
+      assert.deepEqual(route.spec?.rules?.[0]?.backendRefs?.map((b) => [b.name, b.weight, b.port]), [['routed-stable', 80, 80], ['routed-canary', 20, 80]]);
+      assert.deepEqual([(await deployment('routed'))?.spec?.replicas, (await deployment('routed-canary'))?.spec?.replicas], [2, 1], 'gateway split: stable keeps 2, the canary runs ceil(2 × 20 %)');
+      for (const track of ['stable', 'canary']) {
+        const svc = await c.get<KubeObject & { spec?: { selector?: Record<string, string> } }>(SERVICE, `routed-${track}`, ns);
+        assert.equal(svc.spec?.selector?.['inference.olmpub.dev/track'], track);
+      }
+      const after = await eventually('status with the gateway URL', async () => {
+        const o = await c.tryGet<InferenceService>(ISVC, 'routed', ns);
+        return o?.status?.url === `http://routed.${ns}.models.example.com` ? o : undefined;
+      }, 60_000, 250);
+      assert.equal(after.status?.canary?.trafficPercent, 20);
+
+      await c.patch(ISVC, 'routed', ns, { spec: { canary: null } }, 'merge');
+      await eventually('one backend, no canary Service', async () => {
+        const r = await c.tryGet<Route>(ROUTE, 'routed', ns);
+        const refs = r?.spec?.rules?.[0]?.backendRefs ?? [];
+        return refs.length === 1 && refs[0]!.name === 'routed-stable' && !(await c.tryGet(SERVICE, 'routed-canary', ns)) && !(await deployment('routed-canary'));
+      }, 60_000, 250);
+
+      await c.delete(ISVC, 'routed', ns);
+      await eventually('the route and the Services gone with the object', async () => {
+        const left = await Promise.all([ROUTE, SERVICE, DEPLOYMENT].map((k) => c.list(k, { namespace: ns, labelSelector: `${LABEL_ISVC}=routed` })));
+        return !(await c.tryGet(ISVC, 'routed', ns)) && left.every((l) => l.items.length === 0);
+      }, 60_000, 250);
     });
   });
 });

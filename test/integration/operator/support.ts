@@ -17,7 +17,7 @@ import { KubeClient } from '../../../operator/runtime/kube/client.js';
 import { isNotFound } from '../../../operator/runtime/kube/errors.js';
 import type { KubeObject } from '../../../operator/runtime/kube/types.js';
 import { generateSelfSigned } from '../../../operator/runtime/tls/selfsigned.js';
-import { createOperator, parseOperatorConfig, type FlagValues, type Operator } from '../../../operator/main.js';
+import { createOperator, parseOperatorConfig, type FlagValues, type Operator, type OperatorConfig } from '../../../operator/main.js';
 import { ISVC } from '../../../operator/controller/reconciler.js';
 import { Logger } from '../../../operator/runtime/log.js';
 import { REPO_ROOT, eventually, testenv } from '../../support/env.js';
@@ -161,8 +161,13 @@ export interface InProcessOperator {
  * operator's requests), servers on 127.0.0.1 with free ports, leader election off unless the flags
  * say otherwise.
  */
-export async function startInProcess(flags: FlagValues, kubeconfigPath = testenv('KUBECONFIG'), beforeStart?: (client: KubeClient) => void): Promise<InProcessOperator> {
-  const config = parseOperatorConfig({ 'health-probe-bind-address': '127.0.0.1:0', 'metrics-bind-address': '0', 'webhook-bind-address': '0', ...flags }, {});
+export async function startInProcess(
+  flags: FlagValues,
+  kubeconfigPath = testenv('KUBECONFIG'),
+  beforeStart?: (client: KubeClient) => void,
+  overrides: Partial<OperatorConfig> = {},
+): Promise<InProcessOperator> {
+  const config = { ...parseOperatorConfig({ 'health-probe-bind-address': '127.0.0.1:0', 'metrics-bind-address': '0', 'webhook-bind-address': '0', ...flags }, {}), ...overrides };
   const client = kube(kubeconfigPath);
   beforeStart?.(client);
   const logs: string[] = [];
