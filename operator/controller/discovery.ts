@@ -55,11 +55,11 @@ export class ServedResources {
       },
       () => {
         const previous = entry?.served ?? false;
-        this.entries.set(key, { served: previous, checkedAt: 0 });
+        this.entries.set(key, { served: previous, checkedAt: Number.NEGATIVE_INFINITY });
         return previous;
       },
     );
-    this.entries.set(key, { served: entry?.served ?? false, checkedAt: entry?.checkedAt ?? 0, pending });
+    this.entries.set(key, { served: entry?.served ?? false, checkedAt: entry?.checkedAt ?? Number.NEGATIVE_INFINITY, pending });
     return pending;
   }
 

@@ -20,6 +20,10 @@ import {
 } from '../../../operator/controller/reconciler.js';
 import { computeStatus } from '../../../operator/controller/status.js';
 import { OPERATOR_RBAC, parseGoDuration, parseOperatorConfig } from '../../../operator/main.js';
+import { ServedResources } from '../../../operator/controller/discovery.js';
+import type { KubeClient } from '../../../operator/runtime/kube/client.js';
+import { KubeApiError } from '../../../operator/runtime/kube/errors.js';
+import { FakeClock } from '../../../operator/runtime/testing.js';
 import { collectDeclarations, type PermissionDeclaration } from '../../../operator/rbac-declarations.js';
 
 const isvc = (spec: Partial<InferenceService['spec']> = {}, meta: Record<string, unknown> = {}): InferenceService =>
@@ -227,5 +231,53 @@ describe('operator RBAC declarations', () => {
 
   it('the finalizer name is the documented one', () => {
     assert.equal(CLEANUP_FINALIZER, 'inference.olmpub.dev/cleanup');
+  });
+});
+
+describe('optional APIs: discovery with refresh', () => {
+  const gvr = { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'httproutes' };
+  function fake(answers: (() => unknown)[]) {
+    const paths: string[] = [];
+    const client = {
+      requestJSON: async ({ path }: { path: string }) => {
+        paths.push(path);
+        const next = answers.shift();
+        if (!next) throw new Error('unexpected request');
+        return next();
+      },
+    } as unknown as KubeClient;
+    return { client, paths };
+  }
+  const notFound = () => {
+    throw new KubeApiError(404, 'NotFound', 'the server could not find the requested resource', 'GET', '/apis/gateway.networking.k8s.io/v1');
+  };
+  const served = () => ({ resources: [{ name: 'httproutes' }, { name: 'httproutes/status' }] });
+
+  it('asks discovery once per refresh interval and notices an API that appears', async () => {
+    const clock = new FakeClock(0);
+    const { client, paths } = fake([notFound, served]);
+    const d = new ServedResources(client, { refreshMs: 60_000, clock });
+    assert.equal(await d.served(gvr), false);
+    assert.equal(await d.served(gvr), false, 'cached');
+    assert.deepEqual(paths, ['/apis/gateway.networking.k8s.io/v1']);
+    await clock.advance(60_000);
+    assert.equal(await d.served(gvr), true);
+    assert.equal(paths.length, 2);
+  });
+
+  it('keeps the last answer when discovery fails, and asks again next time', async () => {
+    const clock = new FakeClock(0);
+    const { client, paths } = fake([served, () => { throw new Error('connection refused'); }, served]);
+    const d = new ServedResources(client, { refreshMs: 1_000, clock });
+    assert.equal(await d.served(gvr), true);
+    await clock.advance(1_000);
+    assert.equal(await d.served(gvr), true, 'a transient failure does not turn the API off');
+    assert.equal(await d.served(gvr), true);
+    assert.equal(paths.length, 3, 'the failed answer was not cached');
+  });
+
+  it('a group-version without the resource is not served', async () => {
+    const { client } = fake([() => ({ resources: [{ name: 'gateways' }] })]);
+    assert.equal(await new ServedResources(client).served(gvr), false);
   });
 });
