@@ -116,11 +116,18 @@ describe('OLM v1 installs and upgrades the published operator (real catalogd and
     }
     // The CRD is cluster-scoped and other tiers install it without OLM (the Helm chart's crds/, the
     // operator tests): OLM refuses to adopt it ("already exists ... cannot be managed by
-    // operator-controller"). A leftover nobody owns and no InferenceService uses is removed.
+    // operator-controller"). A leftover nobody owns and no InferenceService uses is removed; those of
+    // namespaces that earlier tests are still deleting get a moment to go.
     const crd = await kube.tryGet<Obj>(CRD, CRD_NAME);
     if (crd) {
-      const left = (await kube.list(ISVC, {}).catch((err) => (isNotFound(err) ? { items: [] } : Promise.reject(err)))).items;
-      if (left.length) throw new Error(`the ${CRD_NAME} CRD exists and ${left.length} InferenceService(s) use it: OLM cannot install over it; delete them and the CRD first`);
+      let left: Obj[] = [];
+      await eventually(`no InferenceService to use the leftover ${CRD_NAME} CRD`, async () => {
+        left = (await kube.list<Obj>(ISVC, {}).catch((err) => (isNotFound(err) ? { items: [] } : Promise.reject(err)))).items;
+        return left.length === 0;
+      }, 90_000, 1000).catch(() => {
+        throw new Error(`the ${CRD_NAME} CRD exists (installed outside OLM, which cannot install over it) and InferenceServices use it: ` +
+          `${left.slice(0, 5).map((o) => `${o.metadata!.namespace}/${o.metadata!.name}`).join(', ')}; delete them and the CRD first`);
+      });
       await kube.delete(CRD, CRD_NAME, undefined, { ignoreNotFound: true });
       await eventually(`the leftover ${CRD_NAME} CRD to be gone`, async () => !(await kube.tryGet(CRD, CRD_NAME)), 60_000);
       timings.push(`removed a leftover ${CRD_NAME} CRD nobody used (installed outside OLM)`);
