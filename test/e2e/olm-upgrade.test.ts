@@ -100,7 +100,7 @@ describe('OLM v1 installs and upgrades the published operator (real catalogd and
     }, 180_000, 250);
 
   before(async function () {
-    this.timeout(120_000);
+    this.timeout(180_000);
     const kc = new KubeConfig();
     kc.loadFromFile(testenv('KUBECONFIG'));
     kube = new KubeClient({ kubeConfig: kc, userAgent: 'olmpub-e2e-olm-upgrade' });
