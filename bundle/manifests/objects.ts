@@ -330,6 +330,9 @@ export function validatingWebhookConfiguration(o: ResolvedInstallOptions): Manif
         clientConfig: webhookClientConfig(o, PATHS.validateInferenceService),
         failurePolicy: o.failurePolicy,
         matchPolicy: 'Equivalent',
+        // Objects being deleted are not checked: with the operator down (failurePolicy Fail) this lets
+        // people remove a stuck finalizer (docs/operator.md). Quota only matters for live objects.
+        matchConditions: [{ name: 'not-being-deleted', expression: '!has(object.metadata.deletionTimestamp)' }],
         rules: [{ apiGroups: [GROUP], apiVersions: [V1, V1ALPHA1], operations: ['CREATE', 'UPDATE'], resources: [PLURAL], scope: 'Namespaced' }],
         sideEffects: 'None',
         timeoutSeconds: o.timeoutSeconds,
