@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { OlmpubError, formatErrorTree, redactSecrets, usageError, EXIT_CODES } from '../lib/errors.js';
 import { parseOutputFormat } from '../lib/output.js';
-import { commandHelp, GLOBAL_OPTIONS, OUTPUT_OPTION, type Command, type CommandContext } from './command.js';
+import { commandHelp, GLOBAL_OPTIONS, OUTPUT_OPTION, type Command, type CommandContext, type OptionSpec } from './command.js';
 import { COMMANDS } from './commands/index.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -62,11 +62,20 @@ export async function main(argv: string[]): Promise<number> {
     return fail(usageError('unknown-command', `unknown command "${argv.slice(0, 2).join(' ')}"`, { hint }), 'text');
   }
   const { command, rest } = found;
-  const options = { ...(command.options ?? {}), ...GLOBAL_OPTIONS, ...(command.structuredOutput ? { output: OUTPUT_OPTION } : {}) };
+  const options: Record<string, OptionSpec> = { ...(command.options ?? {}), ...GLOBAL_OPTIONS, ...(command.structuredOutput ? { output: OUTPUT_OPTION } : {}) };
+  // Boolean flags also take an explicit value, as Kubernetes tools accept them: --leader-elect=false.
+  const explicitFalse = new Set<string>();
+  const args: string[] = [];
+  for (const arg of rest) {
+    const m = /^--([^=]+)=(true|false)$/.exec(arg);
+    if (!m || options[m[1]!]?.type !== 'boolean') args.push(arg);
+    else if (m[2] === 'true') args.push(`--${m[1]}`);
+    else explicitFalse.add(m[1]!);
+  }
   let parsed;
   try {
     parsed = parseArgs({
-      args: rest,
+      args,
       allowPositionals: true,
       strict: true,
       options: Object.fromEntries(
@@ -81,6 +90,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const values = { ...parsed.values } as CommandContext["values"];
+  for (const name of explicitFalse) values[name] = false;
   for (const [name, o] of Object.entries(options)) if (values[name] === undefined && o.default !== undefined) values[name] = o.default;
   let output: ReturnType<typeof parseOutputFormat> = 'text';
   try {
