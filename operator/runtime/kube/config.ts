@@ -3,7 +3,13 @@
  * then $KUBECONFIG (a list, merged), then the in-cluster ServiceAccount, then ~/.kube/config.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
+import { createRequire } from 'node:module';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+// client-node takes about a second to load. Loading it on first use keeps every CLI command that
+// never talks to a cluster (catalog, bundle, publish) fast; Node >= 20.19 can require() ES modules.
+let clientNode: typeof import('@kubernetes/client-node') | undefined;
+const loadClientNode = () => (clientNode ??= createRequire(import.meta.url)('@kubernetes/client-node') as typeof import('@kubernetes/client-node'));
 
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
@@ -24,7 +30,7 @@ export function isInCluster(env: NodeJS.ProcessEnv = process.env, saDir = SERVIC
 
 export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig {
   const env = options.env ?? process.env;
-  const kc = new KubeConfig();
+  const kc = new (loadClientNode().KubeConfig)();
   if (options.kubeconfig) {
     kc.loadFromFile(options.kubeconfig);
   } else if (env.KUBECONFIG) {
