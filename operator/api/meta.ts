@@ -47,30 +47,12 @@ export const LABEL_TRACK = `${GROUP}/track`;
 export const APP_NAME = 'inference-server';
 export const MANAGED_BY = 'olmpub-inference-operator';
 
-/** The parts of ObjectMeta the operator reads; everything else is carried along untouched. */
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: OwnerReference[];
-  [key: string]: unknown;
-}
+import type { ObjectMeta as KubeObjectMeta } from '../runtime/kube/types.js';
+export type { OwnerReference } from '../runtime/kube/types.js';
 
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
+/** The runtime's object metadata; whatever the operator does not read is carried along untouched. */
+export interface ObjectMeta extends KubeObjectMeta {
+  [key: string]: unknown;
 }
 
 /** metav1.Condition as it travels on the wire (times are RFC 3339 strings). */
