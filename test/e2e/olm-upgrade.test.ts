@@ -155,7 +155,7 @@ describe('OLM v1 installs and upgrades the published operator (real catalogd and
     };
     if (kube) {
       if (applied) {
-        // The ClusterExtension first: operator-controller uninstalls the release (Deployment, RBAC, CRD).
+        // The ClusterExtension first: what it installed (Deployment, RBAC, CRD) is owned by it and garbage-collected.
         await attempt('deleting the ClusterExtension', async () => {
           await kube.delete(CE, ce.metadata!.name!, undefined, { ignoreNotFound: true });
           await eventually('the ClusterExtension to be gone', async () => !(await getCE()), 120_000, 500);
@@ -201,8 +201,8 @@ describe('OLM v1 installs and upgrades the published operator (real catalogd and
 
   it('the applied extension folder makes catalogd serve the catalog image pinned by digest', async function () {
     step();
+    applied = true; // from here on, clean up even after a partial apply
     await kubectl(['apply', '-k', result!.files.extension]);
-    applied = true;
     const t0 = Date.now();
     const served = await eventually('the ClusterCatalog to be Serving', async () => {
       const c = await kube.tryGet<Obj>(CATALOG, catalogName);
