@@ -6,10 +6,11 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { REPO_ROOT, containersEnv, testenv, toolBin } from '../../support/env.js';
+import { tree } from '../../support/files.js';
 
 const BIN = join(REPO_ROOT, 'bin/olmpub.js');
 const pkg = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -29,19 +30,6 @@ function tool(bin: string, args: string[], env: NodeJS.ProcessEnv = process.env)
   return new Promise((resolve) => {
     execFile(bin, args, { env, maxBuffer: 64 << 20, timeout: 180_000 }, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
   });
-}
-
-async function tree(dir: string): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  const walk = async (d: string) => {
-    for (const e of await readdir(d, { withFileTypes: true })) {
-      const full = join(d, e.name);
-      if (e.isDirectory()) await walk(full);
-      else out.set(relative(dir, full), await readFile(full));
-    }
-  };
-  await walk(dir);
-  return out;
 }
 
 describe('olmpub bundle build: the whole release, checked by the reference tools', function () {

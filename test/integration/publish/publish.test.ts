@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
-import { readFile, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,22 +17,10 @@ import { OciLayoutStore } from '../../../bundle/oci/index.js';
 import { OlmpubError } from '../../../lib/errors.js';
 import { REPO_ROOT, containersEnv, testenv, toolBin } from '../../support/env.js';
 import { blobSet } from '../../support/fbc.js';
+import { tree } from '../../support/files.js';
 
 const run = promisify(execFile);
 const TEMPLATE = join(REPO_ROOT, 'catalog/template.yaml');
-
-async function tree(root: string): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  const walk = async (dir: string) => {
-    for (const e of await readdir(dir, { withFileTypes: true })) {
-      const full = join(dir, e.name);
-      if (e.isDirectory()) await walk(full);
-      else out.set(full.slice(root.length), await readFile(full));
-    }
-  };
-  await walk(root);
-  return out;
-}
 
 describe('olmpub publish', function () {
   this.timeout(600_000);

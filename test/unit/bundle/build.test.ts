@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import YAML from 'yaml';
 import { REPO_ROOT } from '../../support/env.js';
 import { OciLayoutStore } from '../../../bundle/oci/layout.js';
+import { tree } from '../../support/files.js';
 
 const BIN = join(REPO_ROOT, 'bin/olmpub.js');
 const IMAGE = `ghcr.io/acme/inference-operator@sha256:${'f'.repeat(64)}`;
@@ -14,19 +15,6 @@ const IMAGE = `ghcr.io/acme/inference-operator@sha256:${'f'.repeat(64)}`;
 function olmpub(args: string[], env: NodeJS.ProcessEnv = {}) {
   const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', ...env } });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-async function tree(dir: string): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  const walk = async (d: string) => {
-    for (const e of await readdir(d, { withFileTypes: true })) {
-      const full = join(d, e.name);
-      if (e.isDirectory()) await walk(full);
-      else out.set(relative(dir, full), await readFile(full));
-    }
-  };
-  await walk(dir);
-  return out;
 }
 
 describe('olmpub bundle build (CLI)', function () {
