@@ -83,7 +83,7 @@ describe('olmpub rbac check on the operator and its bundle', function () {
     await writeFile(join(dir, 'fewer-calls.yaml'), YAML.stringify({ calls: fewer }));
     const bad = await check({ used: join(dir, 'fewer-calls.yaml') });
     assert.equal(bad.code, 1, bad.out);
-    assert.match(bad.out, /ClusterRole\/inference-operator-manager rules\[\d+\] \(declared at [^)]*reconciler\.js:\d+\): \{APIGroups:\["gateway\.networking\.k8s\.io"\], Resources:\["httproutes"\].* is never used/);
+    assert.match(bad.out, /ClusterRole\/inference-operator-manager rules\[\d+\] \(declared at [^)]*reconciler\.[jt]s:\d+\): \{APIGroups:\["gateway\.networking\.k8s\.io"\], Resources:\["httproutes"\].* is never used/);
   });
 
   it('passes on our own registry+v1 bundle', async () => {
