@@ -277,23 +277,33 @@ export function withDefaults(isvc: InferenceService): DefaultedInferenceService 
 }
 
 /**
+ * The model and runtime the canary runs: its fields replace the stable ones (a storageUri or pvc
+ * replaces the whole model source; env is merged by name). The canary Deployment runs this and
+ * promotion writes it, so a promoted canary keeps running exactly what it ran.
+ */
+export function canaryVersion<M extends ModelSpec, R extends RuntimeSpec>(spec: { model: M; runtime: R; canary?: CanarySpec }): { model: M; runtime: R } {
+  const canary = spec.canary;
+  if (!canary) return { model: spec.model, runtime: spec.runtime };
+  const model: M = { ...spec.model, ...definedOnly(canary.model ?? {}) };
+  if (canary.model?.storageUri !== undefined) delete model.pvc;
+  if (canary.model?.pvc !== undefined) {
+    delete model.storageUri;
+    delete model.cache;
+  }
+  const runtime: R = { ...spec.runtime, ...definedOnly({ image: canary.runtime?.image, args: canary.runtime?.args }) };
+  if (canary.runtime?.env !== undefined) runtime.env = mergeEnv(spec.runtime.env, canary.runtime.env);
+  return { model, runtime };
+}
+
+/**
  * Promotes the canary: its runtime and model fields replace the stable ones and spec.canary goes away.
  * Returns a new object; apply it to make the canary the stable version.
  */
 export function promoteCanary(isvc: InferenceService): InferenceService {
-  const canary = isvc.spec.canary;
-  if (!canary) return isvc;
+  if (!isvc.spec.canary) return isvc;
   const { canary: _dropped, ...spec } = isvc.spec;
   void _dropped;
-  const model = { ...spec.model, ...definedOnly(canary.model ?? {}) };
-  if (canary.model?.storageUri) delete model.pvc;
-  if (canary.model?.pvc) {
-    delete model.storageUri;
-    delete model.cache;
-  }
-  const runtime = { ...spec.runtime, ...definedOnly({ image: canary.runtime?.image, args: canary.runtime?.args }) };
-  if (canary.runtime?.env) runtime.env = mergeEnv(spec.runtime.env, canary.runtime.env);
-  return { ...isvc, spec: { ...spec, model, runtime } };
+  return { ...isvc, spec: { ...spec, ...canaryVersion(isvc.spec) } };
 }
 
 /** Rolls the canary back: it keeps its definition but gets no traffic and no replicas. */

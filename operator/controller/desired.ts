@@ -39,7 +39,7 @@ import {
   type OwnerReference,
 } from '../api/meta.js';
 import { clampReplicas, splitReplicas, type TrafficMode } from '../api/scaling.js';
-import { mergeEnv, withDefaults, type DefaultedInferenceService, type DefaultedSpec, type InferenceService } from '../api/v1.js';
+import { canaryVersion, mergeEnv, withDefaults, type DefaultedInferenceService, type DefaultedSpec, type InferenceService } from '../api/v1.js';
 
 export type Track = 'stable' | 'canary';
 
@@ -362,27 +362,9 @@ interface TrackVersion {
   runtime: DefaultedSpec['runtime'];
 }
 
-/** The model and runtime a track runs: the canary's fields replace the stable ones. */
+/** The model and runtime a track runs (the canary's: `canaryVersion`). */
 export function trackVersion(spec: DefaultedSpec, track: Track): TrackVersion {
-  if (track === 'stable' || !spec.canary) return { model: spec.model, runtime: spec.runtime };
-  const c = spec.canary;
-  const model = { ...spec.model, ...(c.model?.name !== undefined ? { name: c.model.name } : {}), ...(c.model?.format !== undefined ? { format: c.model.format } : {}) };
-  if (c.model?.storageUri !== undefined) {
-    model.storageUri = c.model.storageUri;
-    delete model.pvc;
-  }
-  if (c.model?.pvc !== undefined) {
-    model.pvc = c.model.pvc;
-    delete model.storageUri;
-    delete model.cache;
-  }
-  const runtime = {
-    ...spec.runtime,
-    ...(c.runtime?.image !== undefined ? { image: c.runtime.image } : {}),
-    ...(c.runtime?.args !== undefined ? { args: c.runtime.args } : {}),
-    ...(c.runtime?.env !== undefined ? { env: mergeEnv(spec.runtime.env, c.runtime.env) } : {}),
-  };
-  return { model, runtime };
+  return track === 'stable' ? { model: spec.model, runtime: spec.runtime } : canaryVersion(spec);
 }
 
 /** Directory name of a model on a cache PVC: stable per storage URI. */
