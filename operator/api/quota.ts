@@ -12,7 +12,7 @@
  */
 import { GPU_QUOTA_ANNOTATION } from './meta.js';
 import { peakReplicas } from './scaling.js';
-import { withDefaults, type InferenceService } from './v1.js';
+import { withDefaults, type DefaultedSpec, type InferenceService } from './v1.js';
 
 export interface GpuDemand {
   /** GPUs (or DRA devices) one pod claims. */
@@ -25,10 +25,15 @@ export interface GpuDemand {
   total: number;
 }
 
+/** GPUs (or DRA devices) one pod claims: resources.gpu.count plus the counts of the DRA device requests. */
+export function gpusPerReplica(spec: DefaultedSpec): number {
+  return (spec.resources?.gpu?.count ?? 0) + (spec.devices ?? []).reduce((sum, d) => sum + d.count, 0);
+}
+
 /** The most GPUs an InferenceService can hold at once. */
 export function gpuDemand(isvc: InferenceService): GpuDemand {
   const spec = withDefaults(isvc).spec;
-  const perReplica = (spec.resources?.gpu?.count ?? 0) + (spec.devices ?? []).reduce((sum, d) => sum + d.count, 0);
+  const perReplica = gpusPerReplica(spec);
   const peak = peakReplicas(spec.scaling.maxReplicas, spec.canary?.trafficPercent);
   return { perReplica, stableReplicas: peak.stable, canaryReplicas: peak.canary, total: perReplica * (peak.stable + peak.canary) };
 }

@@ -38,6 +38,7 @@ import {
   rfc3339,
   type OwnerReference,
 } from '../api/meta.js';
+import { gpusPerReplica } from '../api/quota.js';
 import { clampReplicas, splitReplicas, type TrafficMode } from '../api/scaling.js';
 import { canaryVersion, mergeEnv, withDefaults, type DefaultedInferenceService, type DefaultedSpec, type InferenceService } from '../api/v1.js';
 
@@ -372,16 +373,12 @@ export function cacheKey(storageUri: string): string {
   return createHash('sha256').update(storageUri).digest('hex').slice(0, 16);
 }
 
-function acceleratorsPerReplica(spec: DefaultedSpec): number {
-  return (spec.resources?.gpu?.count ?? 0) + (spec.devices ?? []).reduce((n, d) => n + d.count, 0);
-}
-
 function deployment(isvc: DefaultedInferenceService, track: Track, replicas: number, metadata: ChildMeta, ctx: DesiredContext, claimTemplate: string | undefined): V1Deployment {
   const spec = isvc.spec;
   const name = isvc.metadata?.name ?? '';
   const { model, runtime } = trackVersion(spec, track);
   const startupSeconds = parseDuration(runtime.startupTimeout) ?? 1200;
-  const gpus = acceleratorsPerReplica(spec);
+  const gpus = gpusPerReplica(spec);
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
