@@ -8,7 +8,7 @@
 import type { V1Deployment } from '@kubernetes/client-node';
 import { canonicalJSON } from '../../lib/canonical.js';
 import { rfc3339, type Condition } from '../api/meta.js';
-import type { InferenceService, InferenceServiceStatus } from '../api/v1.js';
+import { withDefaults, type InferenceService, type InferenceServiceStatus } from '../api/v1.js';
 import type { DesiredState, Track } from './desired.js';
 
 export interface ObservedChildren {
@@ -70,7 +70,8 @@ export function setCondition(previous: Condition[] | undefined, next: Omit<Condi
 /** The status to write. Pure. */
 export function computeStatus(isvc: InferenceService, desired: DesiredState, observed: ObservedChildren, now: Date): InferenceServiceStatus {
   const generation = isvc.metadata?.generation;
-  const modelName = isvc.spec.model.name;
+  const spec = withDefaults(isvc).spec;
+  const modelName = spec.model.name;
   const tracks = [observeTrack('stable', desired.stable.metadata!.name!, observed.stable, desired.replicas.stable)];
   if (desired.canary) tracks.push(observeTrack('canary', desired.canary.metadata!.name!, observed.canary, desired.replicas.canary));
   const canary = tracks[1];
@@ -87,7 +88,7 @@ export function computeStatus(isvc: InferenceService, desired: DesiredState, obs
   if (desired.scaledToZero) {
     const why =
       desired.scaledToZero.reason === 'IdleTimeout'
-        ? `no traffic signal for spec.scaling.idleTimeout (${isvc.spec.scaling?.idleTimeout ?? '15m'})`
+        ? `no traffic signal for spec.scaling.idleTimeout (${spec.scaling.idleTimeout})`
         : 'spec.scaling.replicas is 0';
     readyC = { status: 'False', reason: 'ScaledToZero', message: `scaled to zero: ${why}; set annotation inference.olmpub.dev/activate to wake it` };
     progressingC = replicas > 0
@@ -105,7 +106,7 @@ export function computeStatus(isvc: InferenceService, desired: DesiredState, obs
     if (ready > 0) readyC = { status: 'True', reason: 'ModelLoaded', message: `${ready}/${want} replica(s) loaded model ${modelName} and pass the readiness probe` };
     else if (failed || stalled) readyC = { status: 'False', reason: 'ModelLoadFailed', message: `no replica loaded model ${modelName}: ${(failed?.failure ?? stalled?.stalled)!}` };
     else if (missing && tracks.every((t) => !t.exists)) readyC = { status: 'False', reason: 'Creating', message: `creating ${label(missing)}` };
-    else readyC = { status: 'False', reason: 'ModelLoading', message: `waiting for a replica to load model ${modelName} (readiness probe on ${isvc.spec.runtime.healthPath ?? '/health'})` };
+    else readyC = { status: 'False', reason: 'ModelLoading', message: `waiting for a replica to load model ${modelName} (readiness probe on ${spec.runtime.healthPath})` };
 
     if (missing) progressingC = { status: 'True', reason: 'Creating', message: `creating ${label(missing)}` };
     else if (stalled) progressingC = { status: 'False', reason: 'ProgressDeadlineExceeded', message: `${label(stalled)}: ${stalled.stalled!}` };
