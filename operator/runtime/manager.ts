@@ -10,8 +10,6 @@
  * Losing leadership calls `onLeadershipLost` (default: log and exit 1, skipping graceful shutdown,
  * as controller-runtime's "leader election lost").
  */
-import { hostname } from 'node:os';
-import { randomUUID } from 'node:crypto';
 import { aborted, realClock, sleep, type Clock } from './clock.js';
 import { Informer, type InformerOptions } from './cache/informer.js';
 import { Controller, type ControllerOptions, type Reconciler } from './controller/controller.js';
@@ -20,7 +18,7 @@ import { HealthProbes, ping, type Checker } from './healthz.js';
 import { KubeClient } from './kube/client.js';
 import { inClusterNamespace, parseWatchNamespaces, type LoadKubeConfigOptions } from './kube/config.js';
 import type { KubeObject, TypeRef } from './kube/types.js';
-import { LeaderElector } from './leader/election.js';
+import { defaultIdentity, LeaderElector } from './leader/election.js';
 import { LeaseLock } from './leader/leaselock.js';
 import { Logger } from './log.js';
 import { RuntimeMetrics } from './metrics/registry.js';
@@ -111,7 +109,7 @@ export class Manager {
     this.client = options.client ?? new KubeClient({ load: options.kubeconfig });
     this.removeResponseListener = this.client.addResponseListener(this.metrics.onRestResponse);
     this.namespaces = options.namespaces ?? parseWatchNamespaces(process.env.WATCH_NAMESPACE);
-    this.identity = options.identity ?? `${hostname()}_${randomUUID()}`;
+    this.identity = options.identity ?? defaultIdentity();
     this.probes = new HealthProbes({ bindAddress: options.healthProbeBindAddress ?? ':8081', logger: this.logger });
     this.metricsServer = new MetricsServer(this.metrics, {
       bindAddress: options.metricsBindAddress ?? ':8443',
