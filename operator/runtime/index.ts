@@ -62,7 +62,7 @@ export {
   isServerError,
 } from './kube/errors.js';
 export { builtinResource, resourcePath, type ResourceInfo } from './kube/resources.js';
-export { objectKey, splitKey, parseApiVersion, clone, type KubeObject, type ObjectMeta, type OwnerReference, type TypeRef, type KubeList, type ApiStatus, type WatchEvent } from './kube/types.js';
+export { objectKey, parseApiVersion, clone, type KubeObject, type ObjectMeta, type OwnerReference, type TypeRef, type KubeList, type ApiStatus, type WatchEvent } from './kube/types.js';
 export { LeaderElector, defaultIdentity, formatMicroTime, type LeaderElectorOptions, type LeaderElectionRecord, type ResourceLock, type StoppedReason } from './leader/election.js';
 export { LeaseLock, LEASE, type Lease } from './leader/leaselock.js';
 export { HealthProbes, evaluateChecks, ping, type Checker, type HealthProbeServerOptions } from './healthz.js';
