@@ -18,6 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import YAML from 'yaml';
+import { sortKeys } from '../../lib/canonical.js';
 import { OlmpubError, validationError } from '../../lib/errors.js';
 import { goJSON } from '../oci/content.js';
 import type { KubeObject } from '../rbac/authorizer.js';
@@ -225,18 +226,12 @@ export function readRegistryV1(files: readonly BundleFileInput[]): RegistryV1Con
     const all: unknown[] = [];
     if (typeof ann['olm.properties'] === 'string') all.push(...(JSON.parse(ann['olm.properties']) as unknown[]));
     // sigs.k8s.io/yaml turns YAML into JSON through a map, so values from the file have sorted keys.
-    const fromFile = ((YAML.parse(propertiesText) as { properties?: unknown[] } | null)?.properties ?? []).map((p) => sortDeep(p));
+    const fromFile = ((YAML.parse(propertiesText) as { properties?: unknown[] } | null)?.properties ?? []).map((p) => sortKeys(p));
     all.push(...fromFile);
     const props = all.map((p) => ({ type: (p as Obj)?.type ?? '', value: (p as Obj)?.value ?? null }));
     meta.annotations = { ...ann, 'olm.properties': goJSON(props) };
   }
   return { packageName, csv, crds, others };
-}
-
-function sortDeep(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortDeep);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortDeep((v as Obj)[k])]));
-  return v;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
  * Bundle properties as opm parses them (`alpha/property.Parse`): known types must decode into their Go
  * structs, any other type just needs a JSON value. Plus small readers the rest of olmpub uses.
  */
+import { canonicalJSON } from '../../lib/canonical.js';
 import * as blang from '../semver/blang.js';
 import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA, PROPERTY_PACKAGE, type Bundle, type GVK, type PackageProperty, type Property } from './types.js';
 import { foldKey } from './decode.js';
@@ -165,18 +166,8 @@ export function csvFacts(b: Pick<Bundle, 'properties'>): CsvFacts[] {
 
 /** Properties sorted as `opm render` sorts them: by type, then by value; olm.bundle.object and olm.csv.metadata last. */
 export function sortProperties(props: Property[]): Property[] {
-  const key = (p: Property) => JSON.stringify(sortDeep(p.value));
+  const key = (p: Property) => canonicalJSON(p.value);
   const cmp = (a: Property, b: Property) => (a.type !== b.type ? (a.type < b.type ? -1 : 1) : key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
   const last = (p: Property) => p.type === PROPERTY_BUNDLE_OBJECT || p.type === PROPERTY_CSV_METADATA;
   return [...props.filter((p) => !last(p)).sort(cmp), ...props.filter(last).sort(cmp)];
-}
-
-export function sortDeep(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortDeep);
-  if (v && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) out[k] = sortDeep((v as Record<string, unknown>)[k]);
-    return out;
-  }
-  return v;
 }

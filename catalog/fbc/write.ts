@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import { writeFile, mkdir } from 'node:fs/promises';
 import YAML from 'yaml';
+import { sortKeys } from '../../lib/canonical.js';
 import { replaceDirAtomic } from '../../lib/fsx.js';
 import { usageError } from '../../lib/errors.js';
 import type { Bundle, Channel, DeclarativeConfig, Deprecation, Meta, Package, Property } from './types.js';
@@ -49,18 +50,8 @@ export function goJSON(value: unknown, indent = '    ', level = 0): string {
   return `{\n${entries.map(([k, v]) => `${pad}${goString(k)}: ${goJSON(v, indent, level + 1)}`).join(',\n')}\n${close}}`;
 }
 
-/** Sorted keys at every level (opm re-encodes blobs through Go maps). */
-function sortedValue(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortedValue);
-  if (v && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) out[k] = sortedValue((v as Record<string, unknown>)[k]);
-    return out;
-  }
-  return v;
-}
-
-const property = (p: Property) => ({ type: p.type, value: p.value === undefined ? null : sortedValue(p.value) });
+// Property values and other blobs get sorted keys at every level: opm re-encodes them through Go maps.
+const property = (p: Property) => ({ type: p.type, value: p.value === undefined ? null : sortKeys(p.value) });
 const nonEmpty = <T>(a: T[] | undefined) => (a && a.length ? a : undefined);
 
 /** The wire form of each blob, in opm's field order, without olmpub's positions. */
@@ -112,7 +103,7 @@ export function deprecationWire(d: Deprecation): Record<string, unknown> {
   };
 }
 
-export const metaWire = (m: Meta): unknown => sortedValue(m.blob);
+export const metaWire = (m: Meta): unknown => sortKeys(m.blob);
 
 const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
@@ -149,7 +140,7 @@ function ambiguous(s: string): boolean {
  * single-quoted, multi-line strings as literal blocks.
  */
 function goYAML(value: unknown): string {
-  const doc = new YAML.Document(sortedValue(stripUndefined(value)), { version: '1.1', aliasDuplicateObjects: false });
+  const doc = new YAML.Document(sortKeys(stripUndefined(value)), { version: '1.1', aliasDuplicateObjects: false });
   YAML.visit(doc, {
     Scalar(_key, node) {
       if (typeof node.value === 'string' && !node.value.includes('\n') && ambiguous(node.value)) node.type = 'QUOTE_DOUBLE';
