@@ -27,20 +27,25 @@ export class DecodeError extends Error {
 }
 
 /** Unicode simple case folding, enough for Go's EqualFold on JSON keys (Kelvin sign, long s). */
-export function foldKey(s: string): string {
+function foldKey(s: string): string {
   return s.toLowerCase().replaceAll('\u017f', 's').replaceAll('\u212a', 'k').replaceAll('ß', 'ss');
 }
 
-const jsonType = (v: unknown): string =>
+/** A value's JSON type as Go's unmarshal errors name it. */
+export const jsonType = (v: unknown): string =>
   v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v === 'boolean' ? 'bool' : typeof v;
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
-/** Go's field lookup: keys are visited in sorted order and each case-insensitive match overwrites. */
-function field(obj: Record<string, unknown>, name: string): unknown {
+/**
+ * A field of a decoded object, found as Go finds it: keys are visited in sorted order and each
+ * case-insensitive match overwrites. Undefined when `obj` is not an object.
+ */
+export function getField(obj: unknown, name: string): unknown {
+  if (!isObject(obj)) return undefined;
   const folded = foldKey(name);
   let found: unknown = undefined;
-  for (const k of Object.keys(obj).sort()) if (k === name || foldKey(k) === folded) found = obj[k];
+  for (const k of Object.keys(obj).sort()) if (foldKey(k) === folded) found = obj[k];
   return found;
 }
 
@@ -55,7 +60,7 @@ class Ctx {
 }
 
 function str(obj: Record<string, unknown>, name: string, ctx: Ctx): string {
-  const v = field(obj, name);
+  const v = getField(obj, name);
   if (v === undefined || v === null) return '';
   if (typeof v !== 'string') ctx.typeError(v, 'string', ctx.path ? `${ctx.path}.${name}` : name);
   return v;
@@ -67,7 +72,7 @@ function optStr(obj: Record<string, unknown>, name: string, ctx: Ctx): string | 
 }
 
 function strList(obj: Record<string, unknown>, name: string, ctx: Ctx): string[] | undefined {
-  const v = field(obj, name);
+  const v = getField(obj, name);
   if (v === undefined || v === null) return undefined;
   const at = ctx.path ? `${ctx.path}.${name}` : name;
   if (!Array.isArray(v)) ctx.typeError(v, '[]string', at);
@@ -79,7 +84,7 @@ function strList(obj: Record<string, unknown>, name: string, ctx: Ctx): string[]
 }
 
 function list<T>(obj: Record<string, unknown>, name: string, ctx: Ctx, goType: string, each: (v: Record<string, unknown>, at: string) => T): T[] | undefined {
-  const v = field(obj, name);
+  const v = getField(obj, name);
   if (v === undefined || v === null) return undefined;
   const at = ctx.path ? `${ctx.path}.${name}` : name;
   if (!Array.isArray(v)) ctx.typeError(v, `[]${goType}`, at);
@@ -98,7 +103,7 @@ function properties(obj: Record<string, unknown>, ctx: Ctx, file: string, line: 
   return list(obj, 'properties', ctx, 'property.Property', (p, at) => {
     const c: Ctx = new Ctx('Property', at);
     const type = str(p, 'type', c);
-    const raw = field(p, 'value');
+    const raw = getField(p, 'value');
     return { type, value: raw, pos: pos(file, p, line) };
   });
 }
@@ -121,11 +126,11 @@ export function decodePackage(blob: Record<string, unknown>, file: string, line:
     defaultChannel: str(blob, 'defaultChannel', c),
     pos: { file, line },
   };
-  const icon = field(blob, 'icon');
+  const icon = getField(blob, 'icon');
   if (icon !== undefined && icon !== null) {
     if (!isObject(icon)) c.typeError(icon, 'declcfg.Icon', 'icon');
     const ic: Ctx = new Ctx('Icon', 'icon');
-    const data = field(icon, 'base64data');
+    const data = getField(icon, 'base64data');
     let base64data = '';
     if (data !== undefined && data !== null) {
       if (typeof data !== 'string') ic.typeError(data, '[]uint8', 'icon.base64data');
@@ -191,7 +196,7 @@ export function decodeDeprecation(blob: Record<string, unknown>, file: string, l
   const entries =
     list(blob, 'entries', c, 'declcfg.DeprecationEntry', (e, at) => {
       const ec: Ctx = new Ctx('DeprecationEntry', at);
-      const ref = field(e, 'reference');
+      const ref = getField(e, 'reference');
       let reference = { schema: '' } as DeprecationEntry['reference'];
       if (ref !== undefined && ref !== null) {
         if (!isObject(ref)) ec.typeError(ref, 'declcfg.PackageScopedReference', `${at}.reference`);

@@ -5,7 +5,7 @@
 import { canonicalJSON } from '../../lib/canonical.js';
 import * as blang from '../semver/blang.js';
 import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA, PROPERTY_PACKAGE, type Bundle, type GVK, type PackageProperty, type Property } from './types.js';
-import { foldKey } from './decode.js';
+import { getField, jsonType } from './decode.js';
 import { parseStream } from './stream.js';
 
 type Shape = 'string' | 'bool' | 'int' | 'bytes' | 'stringMap' | 'stringList' | { object: Record<string, Shape> } | { list: Shape };
@@ -45,8 +45,6 @@ const SHAPES: Record<string, { goType: string; shape: Shape }> = {
   },
 };
 
-const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v === 'boolean' ? 'bool' : typeof v);
-
 function check(v: unknown, shape: Shape, path: string, goType: string): string | undefined {
   if (v === null || v === undefined) return undefined;
   const bad = (want: string) => `json: cannot unmarshal ${jsonType(v)} into Go ${path ? `struct field ${path}` : 'value'} of type ${want}`;
@@ -76,11 +74,8 @@ function check(v: unknown, shape: Shape, path: string, goType: string): string |
     return undefined;
   }
   if (typeof v !== 'object' || Array.isArray(v)) return bad(goType);
-  const obj = v as Record<string, unknown>;
   for (const [name, sub] of Object.entries(shape.object)) {
-    let found: unknown = undefined;
-    for (const k of Object.keys(obj).sort()) if (foldKey(k) === foldKey(name)) found = obj[k];
-    const e = check(found, sub, path ? `${path}.${name}` : `${goType.split('.').pop()}.${name}`, goType);
+    const e = check(getField(v, name), sub, path ? `${path}.${name}` : `${goType.split('.').pop()}.${name}`, goType);
     if (e) return e;
   }
   return undefined;
@@ -95,14 +90,6 @@ export function propertyParseError(p: Property, index: number): string | undefin
     if (known) err = check(p.value, known.shape, '', known.goType);
   }
   return err ? `parse property[${index}] of type ${JSON.stringify(p.type)}: ${err}` : undefined;
-}
-
-/** Reads a field of a decoded object case-insensitively, as Go does. */
-export function getField(obj: unknown, name: string): unknown {
-  if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return undefined;
-  let found: unknown = undefined;
-  for (const k of Object.keys(obj).sort()) if (foldKey(k) === foldKey(name)) found = (obj as Record<string, unknown>)[k];
-  return found;
 }
 
 const asString = (v: unknown) => (typeof v === 'string' ? v : '');

@@ -5,7 +5,8 @@
  */
 import { usageError, validationError } from '../../lib/errors.js';
 import { parseStream } from '../fbc/stream.js';
-import { getField, sortProperties } from '../fbc/properties.js';
+import { getField } from '../fbc/decode.js';
+import { sortProperties } from '../fbc/properties.js';
 import type { Property, RelatedImage } from '../fbc/types.js';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');

@@ -17,7 +17,8 @@
  */
 import { validationError } from '../../lib/errors.js';
 import * as blang from '../semver/blang.js';
-import { sortProperties, getField } from '../fbc/properties.js';
+import { getField } from '../fbc/decode.js';
+import { sortProperties } from '../fbc/properties.js';
 import {
   PROPERTY_PACKAGE,
   SCHEMA_BUNDLE,
