@@ -310,7 +310,6 @@ export function validateCatalog(input: LoadedCatalog | DeclarativeConfig, option
   }
 
   // Deprecations.
-  const deprecated = new Map<string, { pkg?: string; channels: Map<string, string>; bundles: Map<string, string> }>();
   const seenDeprecationPkgs = new Set<string>();
   cfg.deprecations.forEach((d, i) => {
     if (d.package === '') {
@@ -328,8 +327,6 @@ export function validateCatalog(input: LoadedCatalog | DeclarativeConfig, option
       return;
     }
     seenDeprecationPkgs.add(d.package);
-    const dep = { channels: new Map<string, string>(), bundles: new Map<string, string>() } as { pkg?: string; channels: Map<string, string>; bundles: Map<string, string> };
-    deprecated.set(pkg.name, dep);
     const refs = new Set<string>();
     d.entries.forEach((e, j) => {
       if (e.reference.schema === '') {
@@ -349,7 +346,6 @@ export function validateCatalog(input: LoadedCatalog | DeclarativeConfig, option
             node.add('deprecation-bundle-missing', `cannot deprecate bundle ${q(name)} for package ${q(d.package)}: bundle not found`, e.pos, `the package has no olm.bundle named ${q(name)}`);
             return;
           }
-          dep.bundles.set(name, e.message);
           if (e.message === '') entryNodeFor(pkg, name, (c) => entryNode(pkg.name, c, name, pkg.channels.get(c)?.entries.get(name)?.pos)).forEach((n) => n.add('deprecation-no-message', 'invalid deprecation: message must be set', e.pos, 'give the deprecation a message for users'));
           break;
         case SCHEMA_CHANNEL:
@@ -357,7 +353,6 @@ export function validateCatalog(input: LoadedCatalog | DeclarativeConfig, option
             node.add('deprecation-channel-missing', `cannot deprecate channel ${q(name)} for package ${q(d.package)}: channel not found`, e.pos, `the package has no channel named ${q(name)}`);
             return;
           }
-          dep.channels.set(name, e.message);
           if (e.message === '') chNode(pkg.name, name).add('deprecation-no-message', 'invalid deprecation: message must be set', e.pos, 'give the deprecation a message for users');
           break;
         case SCHEMA_PACKAGE:
@@ -365,7 +360,6 @@ export function validateCatalog(input: LoadedCatalog | DeclarativeConfig, option
             node.add('deprecation-package-name', `package name must be empty for deprecated package ${q(d.package)} (specified ${q(name)})`, e.pos, 'an olm.package reference in olm.deprecations has no name: it means the package of the blob');
             return;
           }
-          dep.pkg = e.message;
           if (e.message === '') node.add('deprecation-no-message', 'invalid deprecation: message must be set', e.pos, 'give the deprecation a message for users');
           break;
         default:
