@@ -11,6 +11,7 @@
 import * as blang from '../semver/blang.js';
 import { packageProperties } from '../fbc/properties.js';
 import { SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_PACKAGE, type DeclarativeConfig } from '../fbc/types.js';
+import { channelHeads } from '../validate/validate.js';
 import { renderMermaid } from './mermaid.js';
 
 export type EdgeKind = 'replace' | 'skip' | 'skipRange';
@@ -73,12 +74,7 @@ export function buildGraph(cfg: DeclarativeConfig): GraphPackage[] {
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
       .map((c) => {
         const names = new Set(c.entries.map((e) => e.name));
-        const incoming = new Set<string>();
-        for (const e of c.entries) {
-          if (e.replaces) incoming.add(e.replaces);
-          for (const s of e.skips ?? []) incoming.add(s);
-        }
-        const heads = c.entries.filter((e) => !incoming.has(e.name)).map((e) => e.name);
+        const heads = channelHeads(c.entries).map((e) => e.name);
         const edges: GraphEdge[] = [];
         const external = new Set<string>();
         for (const e of c.entries) {

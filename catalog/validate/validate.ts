@@ -500,15 +500,21 @@ export function validateCatalog(input: LoadedCatalog | DeclarativeConfig, option
   return { passed: false, error, warnings, problems: flat };
 }
 
+/** The entries no other entry replaces or skips: a channel's heads (opm's Channel.Head wants exactly one). */
+export function channelHeads(entries: Iterable<ChannelEntry>): ChannelEntry[] {
+  const all = [...entries];
+  const incoming = new Set<string>();
+  for (const e of all) {
+    if (e.replaces) incoming.add(e.replaces);
+    for (const s of e.skips ?? []) incoming.add(s);
+  }
+  return all.filter((e) => !incoming.has(e.name));
+}
+
 /** opm's Channel.Head + validateReplacesChain (heads, cycles, stranded bundles). */
 function replacesChainError(ch: ChannelModel): { code: string; message: string; hint: string } | undefined {
   const bundles = ch.entries;
-  const incoming = new Set<string>();
-  for (const b of bundles.values()) {
-    if (b.replaces) incoming.add(b.replaces);
-    for (const s of b.skips ?? []) incoming.add(s);
-  }
-  const heads = [...bundles.values()].filter((b) => !incoming.has(b.name));
+  const heads = channelHeads(bundles.values());
   if (heads.length === 0) {
     return { code: 'channel-no-head', message: 'no channel head found in graph', hint: 'every entry is replaced or skipped by another, so the graph has a cycle: the newest entry must be replaced or skipped by none' };
   }
@@ -555,12 +561,7 @@ function replacesChainError(ch: ChannelModel): { code: string; message: string; 
 /** Entries with no path to the single head along replaces/skips/skipRange edges (undefined if no single head). */
 function unreachableEntries(ch: ChannelModel, versions: Map<string, blang.Version>): { head: string; names: string[] } | undefined {
   const entries = [...ch.entries.values()];
-  const incoming = new Set<string>();
-  for (const b of entries) {
-    if (b.replaces) incoming.add(b.replaces);
-    for (const s of b.skips ?? []) incoming.add(s);
-  }
-  const heads = entries.filter((b) => !incoming.has(b.name));
+  const heads = channelHeads(entries);
   if (heads.length !== 1) return undefined;
   const head = heads[0]!.name;
   // successors[x] = entries that x can upgrade to directly.
