@@ -206,11 +206,6 @@ const YAML_OPTIONS = {
     }),
 };
 
-function goFloatKey(n: number): string {
-  if (Number.isInteger(n)) return String(n);
-  return String(n);
-}
-
 /** Converts a YAML node into a JSON value the way sigs.k8s.io/yaml does (keys become strings). */
 function yamlToJSON(node: YamlNode | null | undefined, starts: number[], base: number, anchors: Map<string, unknown>): unknown {
   if (!node) return null;
@@ -243,14 +238,7 @@ function yamlToJSON(node: YamlNode | null | undefined, starts: number[], base: n
         }
         continue;
       }
-      const key =
-        keyVal === null || keyVal === undefined
-          ? 'null'
-          : typeof keyVal === 'number'
-            ? goFloatKey(keyVal)
-            : typeof keyVal === 'object'
-              ? JSON.stringify(keyVal)
-              : String(keyVal);
+      const key = keyVal === null || keyVal === undefined ? 'null' : typeof keyVal === 'object' ? JSON.stringify(keyVal) : String(keyVal);
       Object.defineProperty(obj, key, { value: yamlToJSON(item.value as YamlNode, starts, base, anchors), enumerable: true, writable: true, configurable: true });
     }
     out = obj;
