@@ -536,10 +536,12 @@ export class KubeClient {
       let buffer = '';
       let finished = false;
       let watchdog: NodeJS.Timeout | undefined;
+      const onAbort = () => finish();
       const finish = (err?: Error) => {
         if (finished) return;
         finished = true;
         if (watchdog) clearTimeout(watchdog);
+        opts.signal?.removeEventListener('abort', onAbort);
         if (err) {
           req.destroy();
           res.destroy();
@@ -598,7 +600,7 @@ export class KubeClient {
       req.on('error', (err) => finish(opts.signal?.aborted ? undefined : err instanceof KubeTransportError ? err : new KubeTransportError(err.message, 'GET', path, err)));
       res.on('close', () => finish(opts.signal?.aborted || res.complete ? undefined : new KubeTransportError('watch connection closed', 'GET', path)));
       if (opts.signal?.aborted) finish();
-      opts.signal?.addEventListener('abort', () => finish(), { once: true });
+      else opts.signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 }
