@@ -10,9 +10,9 @@
 export * from './fbc/types.js';
 export { loadCatalogDir, loadFromFiles, readCatalogFiles, type SourceFile } from './fbc/load.js';
 export { renderCatalogFiles, writeCatalogDir, encodeBlobs, type FbcFormat } from './fbc/write.js';
-export { packageProperties, bundleVersion, gvks, csvFacts, sortProperties } from './fbc/properties.js';
+export { packageProperties, gvks, csvFacts, sortProperties } from './fbc/properties.js';
 export { imageReferenceError, isDigestReference, parseNormalizedNamed } from './fbc/reference.js';
-export { validateCatalog, assertValidCatalog, type ValidateOptions, type ValidationReport } from './validate/validate.js';
+export { validateCatalog, type ValidateOptions, type ValidationReport } from './validate/validate.js';
 export {
   parseTemplate,
   TEMPLATE_SCHEMA,

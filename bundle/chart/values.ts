@@ -6,10 +6,9 @@
  */
 import type { V1Affinity, V1ResourceRequirements, V1Toleration } from '@kubernetes/client-node';
 import YAML from 'yaml';
-import { usageError, validationError } from '../../lib/errors.js';
+import { usageError } from '../../lib/errors.js';
 import { blockValue, rawValue, spliceKey, templateString, ValueCondition, when } from '../manifests/knobs.js';
 import {
-  DEFAULT_NAMESPACE,
   LOG_LEVELS,
   OPERATOR_NAME,
   defaultAffinity,
@@ -245,13 +244,6 @@ export function valuesToInstallOptions(values: ChartValues, release: ReleaseInfo
   };
 }
 
-/** Checks values against the defaults' shape the way the schema does for the keys the mapping reads. */
-export function checkValues(values: ChartValues): void {
-  if (!values?.image?.repository || !/^sha256:[a-f0-9]{64}$/.test(values.image.digest ?? '')) {
-    throw validationError('chart-bad-values', 'image.repository and image.digest (sha256:<64 hex>) are required', { place: 'values.image' });
-  }
-}
-
 /** Template names defined in templates/_helpers.tpl. */
 export const HELPERS = { labels: `${OPERATOR_NAME}.labels`, selectorLabels: `${OPERATOR_NAME}.selectorLabels` } as const;
 
@@ -295,5 +287,3 @@ export function templateOptions(permissions: readonly Declaration[]): ResolvedIn
     permissions,
   };
 }
-
-export { DEFAULT_NAMESPACE };

@@ -1,17 +1,11 @@
-/** Platforms: the host's, parsing `os/arch[/variant]`, and choosing a manifest from an index. */
-import { usageError, validationError } from '../../lib/errors.js';
+/** Platforms: the host's, `os/arch[/variant]` for people, and choosing a manifest from an index. */
+import { validationError } from '../../lib/errors.js';
 import type { Descriptor, ImageIndex, Platform } from '../oci/content.js';
 
 const ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', arm: 'arm', ia32: '386', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64' };
 
 export function hostPlatform(): Platform {
   return { os: process.platform === 'win32' ? 'windows' : process.platform, architecture: ARCH[process.arch] ?? process.arch };
-}
-
-export function parsePlatform(text: string): Platform {
-  const [os, architecture, variant, ...rest] = text.split('/');
-  if (!os || !architecture || rest.length) throw usageError('bad-platform', `"${text}" is not a platform`, { hint: 'write os/arch[/variant], e.g. linux/amd64' });
-  return { os, architecture, ...(variant ? { variant } : {}) };
 }
 
 export const formatPlatform = (p: Platform): string => `${p.os}/${p.architecture}${p.variant ? `/${p.variant}` : ''}`;

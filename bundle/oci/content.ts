@@ -166,9 +166,6 @@ export function successors(desc: Descriptor, bytes: Uint8Array | undefined): Des
   return out;
 }
 
-/** The fields that identify content (drops annotations, platform and data). */
-export const plainDescriptor = (d: Descriptor): Descriptor => ({ mediaType: d.mediaType, digest: d.digest, size: d.size });
-
 /**
  * JSON as Go's encoding/json writes it for struct values given in field order: compact, with `<`, `>`,
  * `&`, U+2028 and U+2029 escaped. Used where the bytes must match what Go tools (Helm, oras) produce.

@@ -1,6 +1,6 @@
 /** Opens the store a CLI reference names: `oci:PATH[:TAG|@DIGEST]` or a registry reference. */
 import { OciLayoutStore } from './layout.js';
-import { parseStoreReference, referenceOf, type StoreReference } from './reference.js';
+import { parseStoreReference, type StoreReference } from './reference.js';
 import { RegistryClient, type RemoteOptions } from './remote.js';
 import type { Store } from './store.js';
 
@@ -27,5 +27,3 @@ export function openStore(ref: string, options: RemoteOptions = {}): OpenedStore
     close: () => client.close(),
   };
 }
-
-export { referenceOf };

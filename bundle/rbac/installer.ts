@@ -22,7 +22,6 @@ import {
   compactRules,
   compareRules,
   normalizeRule,
-  ruleAllows,
   ruleCovers,
   ruleToObject,
 } from './rules.js';
@@ -430,7 +429,3 @@ export function formatPreflight(result: PreflightResult | ScopedPolicyRules[]): 
   if (errors.length) parts.push(`authorization evaluation error: ${errors.join('\n')}`);
   return parts.length ? `pre-authorization failed: ${parts.join('\n')}` : '';
 }
-
-/** Does a rule set allow every required action (a quick check without the report)? */
-export const allowsAll = (rules: readonly PolicyRule[], actions: readonly RequiredAction[]): boolean =>
-  actions.every((a) => rules.some((r) => ruleAllows(r, a.attributes)));

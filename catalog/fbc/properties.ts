@@ -3,7 +3,6 @@
  * structs, any other type just needs a JSON value. Plus small readers the rest of olmpub uses.
  */
 import { canonicalJSON } from '../../lib/canonical.js';
-import * as blang from '../semver/blang.js';
 import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA, PROPERTY_PACKAGE, type Bundle, type GVK, type PackageProperty, type Property } from './types.js';
 import { getField, jsonType } from './decode.js';
 import { parseStream } from './stream.js';
@@ -102,12 +101,6 @@ export function packageProperties(b: Pick<Bundle, 'properties'>): PackagePropert
       const release = asString(getField(p.value, 'release'));
       return { packageName: asString(getField(p.value, 'packageName')), version: asString(getField(p.value, 'version')), ...(release ? { release } : {}) };
     });
-}
-
-/** The bundle's version when it has exactly one `olm.package` property with a valid semver version. */
-export function bundleVersion(b: Pick<Bundle, 'properties'>): blang.Version | undefined {
-  const pkgs = packageProperties(b);
-  return pkgs.length === 1 ? blang.tryParse(pkgs[0]!.version) : undefined;
 }
 
 export function gvks(b: Pick<Bundle, 'properties'>, type = 'olm.gvk'): GVK[] {

@@ -56,8 +56,6 @@ export function mmFromParts(major: bigint, minor: bigint, patch: bigint, pre: st
   return { major, minor, patch, pre, metadata, original };
 }
 
-export const mmString = (v: MMVersion) => v.original;
-
 const cmpSeg = (a: bigint, b: bigint) => (a === b ? 0 : a > b ? 1 : -1);
 
 function isUint(s: string): boolean {

@@ -5,7 +5,7 @@
  * versions or images are errors naming `file:line` and the fix.
  */
 import YAML, { isMap, isScalar, isSeq, LineCounter, type Document, type Node as YamlNode, type YAMLMap } from 'yaml';
-import { OlmpubError, validationError } from '../../lib/errors.js';
+import { validationError } from '../../lib/errors.js';
 import * as blang from '../semver/blang.js';
 import { parseNormalizedNamed } from '../fbc/reference.js';
 
@@ -362,8 +362,4 @@ function readTop(r: Reader, top: NonNullable<ReturnType<Reader['map']>>, tpl: Ca
       }
     }
   }
-}
-
-export function isTemplateError(err: unknown): err is OlmpubError {
-  return err instanceof OlmpubError && err.code === 'template-invalid';
 }

@@ -584,9 +584,3 @@ function unreachableEntries(ch: ChannelModel, versions: Map<string, blang.Versio
   }
   return { head, names: entries.map((e) => e.name).filter((n) => !reach.has(n)).sort() };
 }
-
-/** Convenience for callers that only need pass/fail plus the tree. */
-export function assertValidCatalog(input: LoadedCatalog | DeclarativeConfig, options?: ValidateOptions): void {
-  const r = validateCatalog(input, options);
-  if (!r.passed) throw r.error!;
-}
