@@ -138,7 +138,7 @@ function describeManifest(data: InspectData): string {
   if (m.config.mediaType === MediaType.ImageConfig || m.config.mediaType === MediaType.DockerConfig) {
     const c = data.config as ImageConfig;
     const cc = c.config ?? {};
-    lines.push(`  platform   ${c.os}/${c.architecture}${c.variant ? `/${c.variant}` : ''}`);
+    lines.push(`  platform   ${formatPlatform(c)}`);
     if (c.created) lines.push(`  created    ${c.created}`);
     if (cc.Entrypoint) lines.push(`  entrypoint ${JSON.stringify(cc.Entrypoint)}`);
     if (cc.Cmd) lines.push(`  cmd        ${JSON.stringify(cc.Cmd)}`);
