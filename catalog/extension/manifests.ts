@@ -8,7 +8,7 @@
  * A kustomization.yaml lists the files, so Argo CD or Flux can apply the folder as it is. Pure.
  */
 import { usageError } from '../../lib/errors.js';
-import { canonicalYAML } from '../../lib/canonical.js';
+import { canonicalYAML, yamlStream } from '../../lib/canonical.js';
 import { installerManifests, type KubeObject } from '../../bundle/rbac/index.js';
 import { renderRegistryV1Files, type BundleFileInput } from '../../bundle/registryv1/index.js';
 import { parseNormalizedNamed, isDigestReference } from '../fbc/reference.js';
@@ -165,7 +165,7 @@ export function extensionManifests(options: ExtensionOptions): ExtensionManifest
   files.push({ name: 'clusterextension.yaml', objects: [clusterExtension] });
 
   const rendered = new Map<string, string>();
-  for (const f of files) rendered.set(f.name, f.objects.map((o) => `---\n${canonicalYAML(o)}`).join(''));
+  for (const f of files) rendered.set(f.name, yamlStream(f.objects));
   rendered.set(
     'kustomization.yaml',
     canonicalYAML({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: files.map((f) => f.name) }),
