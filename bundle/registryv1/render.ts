@@ -23,7 +23,7 @@ import { OlmpubError, validationError } from '../../lib/errors.js';
 import { goJSON } from '../oci/content.js';
 import type { KubeObject } from '../rbac/authorizer.js';
 import { BundleAnnotation } from './bundle.js';
-import type { BundleFileInput } from './validate.js';
+import { ALLOWED_KINDS, SUPPORTED_KINDS, type BundleFileInput } from './validate.js';
 
 type Obj = Record<string, unknown>;
 
@@ -71,35 +71,6 @@ const ADMISSION_API = 'admissionregistration.k8s.io/v1';
 const CERT_MANAGER_API = 'cert-manager.io/v1';
 const CERT_MANAGER_INJECT_CA = 'cert-manager.io/inject-ca-from';
 const MAX_NAME_LENGTH = 63;
-
-/**
- * Kinds a bundle may carry besides the CSV and CRDs, and whether they are namespaced
- * (operator-registry v1.73.0 pkg/lib/bundle/supported_resources.go, `IsSupported`).
- */
-export const SUPPORTED_OTHER_KINDS: Readonly<Record<string, boolean>> = Object.freeze({
-  ClusterServiceVersion: true,
-  CustomResourceDefinition: false,
-  ClusterRole: false,
-  ClusterRoleBinding: false,
-  Service: true,
-  ServiceAccount: true,
-  Role: true,
-  RoleBinding: true,
-  PrometheusRule: true,
-  ServiceMonitor: true,
-  Secret: true,
-  ConfigMap: true,
-  PodDisruptionBudget: true,
-  PriorityClass: false,
-  VerticalPodAutoscaler: false,
-  ConsoleYAMLSample: false,
-  ConsoleQuickStart: false,
-  ConsoleCLIDownload: false,
-  ConsoleLink: false,
-  ConsolePlugin: false,
-  NetworkPolicy: true,
-  PodMonitor: true,
-});
 
 // ---------------------------------------------------------------------------------------------
 // Names
@@ -409,9 +380,9 @@ export function renderRegistryV1(bundle: RegistryV1Contents, options: RenderOpti
   // BundleAdditionalResourcesGenerator
   for (const { path, object } of bundle.others) {
     const kind = String(object.kind ?? '');
-    const namespaced = SUPPORTED_OTHER_KINDS[kind];
+    const namespaced = SUPPORTED_KINDS[kind];
     if (namespaced === undefined) {
-      throw validationError('render-unsupported-resource', `bundle contains unsupported resource: Name: ${object.metadata?.name ?? ''}, Kind: ${kind}`, { place: path, hint: `OLM v1 installs only ${Object.keys(SUPPORTED_OTHER_KINDS).join(', ')} from manifests/` });
+      throw validationError('render-unsupported-resource', `bundle contains unsupported resource: Name: ${object.metadata?.name ?? ''}, Kind: ${kind}`, { place: path, hint: `OLM v1 installs only ${ALLOWED_KINDS.join(', ')} from manifests/` });
     }
     const o = clone(object);
     if (namespaced) o.metadata = { ...(o.metadata ?? {}), namespace: ns };

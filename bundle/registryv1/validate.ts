@@ -16,31 +16,36 @@ import { lintRules, type KubeObject } from '../rbac/index.js';
 import { BundleAnnotation } from './bundle.js';
 import type { ClusterServiceVersion, WebhookDefinition } from './csv.js';
 
-/** Kinds a registry+v1 bundle may ship under manifests/ (operator-registry pkg/lib/bundle/supported_resources.go). */
-export const ALLOWED_KINDS: readonly string[] = [
-  'ClusterServiceVersion',
-  'CustomResourceDefinition',
-  'Secret',
-  'ClusterRole',
-  'ClusterRoleBinding',
-  'ConfigMap',
-  'ServiceAccount',
-  'Service',
-  'Role',
-  'RoleBinding',
-  'PrometheusRule',
-  'ServiceMonitor',
-  'PodDisruptionBudget',
-  'PriorityClass',
-  'VerticalPodAutoscaler',
-  'ConsoleYAMLSample',
-  'ConsoleQuickStart',
-  'ConsoleCLIDownload',
-  'ConsoleLink',
-  'ConsolePlugin',
-  'NetworkPolicy',
-  'PodMonitor',
-];
+/**
+ * Kinds a registry+v1 bundle may ship under manifests/, and whether they are namespaced (operator-registry
+ * v1.73.0 pkg/lib/bundle/supported_resources.go, `IsSupported`; OLM v1's renderer uses the same list).
+ */
+export const SUPPORTED_KINDS: Readonly<Record<string, boolean>> = Object.freeze({
+  ClusterServiceVersion: true,
+  CustomResourceDefinition: false,
+  Secret: true,
+  ClusterRole: false,
+  ClusterRoleBinding: false,
+  ConfigMap: true,
+  ServiceAccount: true,
+  Service: true,
+  Role: true,
+  RoleBinding: true,
+  PrometheusRule: true,
+  ServiceMonitor: true,
+  PodDisruptionBudget: true,
+  PriorityClass: false,
+  VerticalPodAutoscaler: false,
+  ConsoleYAMLSample: false,
+  ConsoleQuickStart: false,
+  ConsoleCLIDownload: false,
+  ConsoleLink: false,
+  ConsolePlugin: false,
+  NetworkPolicy: true,
+  PodMonitor: true,
+});
+
+export const ALLOWED_KINDS: readonly string[] = Object.keys(SUPPORTED_KINDS);
 
 /** The gzipped-size limit of a bundle (operator-framework/api validator). */
 export const MAX_BUNDLE_GZIP_BYTES = 1024 * 1024;
