@@ -8,7 +8,7 @@
  */
 import { Backoff, type BackoffOptions } from '../backoff.js';
 import { realClock, sleep, type Clock } from '../clock.js';
-import { isGone, isTooManyRequests, KubeTransportError } from '../kube/errors.js';
+import { isGone, isTooManyRequests } from '../kube/errors.js';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject, TypeRef } from '../kube/types.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -62,7 +62,6 @@ export class Reflector<T extends KubeObject = KubeObject> {
   lastError?: Error;
   private rv = '';
   private synced = false;
-  private currentWatch?: AbortController;
   private readonly backoff: Backoff;
   private readonly clock: Clock;
   private readonly random: () => number;
@@ -140,11 +139,6 @@ export class Reflector<T extends KubeObject = KubeObject> {
     }
   }
 
-  /** Fault injection for tests: drops the open watch as a broken connection would. */
-  breakWatch(): void {
-    this.currentWatch?.abort();
-  }
-
   private async list(signal: AbortSignal): Promise<void> {
     const { client, type, namespace, labelSelector, fieldSelector } = this.options;
     const items: T[] = [];
@@ -185,40 +179,30 @@ export class Reflector<T extends KubeObject = KubeObject> {
   private async watch(signal: AbortSignal): Promise<void> {
     const { client, type, namespace, labelSelector, fieldSelector } = this.options;
     const timeoutSeconds = Math.floor(this.minWatchTimeoutSeconds * (1 + this.random()));
-    const ctrl = new AbortController();
-    const onAbort = () => ctrl.abort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    this.currentWatch = ctrl;
     this.stats.watches++;
-    try {
-      await client.watch<T>(
-        type,
-        {
-          namespace,
-          labelSelector,
-          fieldSelector,
-          resourceVersion: this.rv,
-          allowWatchBookmarks: true,
-          timeoutSeconds,
-          inactivityTimeoutMs: timeoutSeconds * 1000 + this.graceMs,
-          signal: ctrl.signal,
-        },
-        (event) => {
-          const rv = event.object?.metadata?.resourceVersion;
-          if (event.type === 'BOOKMARK') {
-            this.stats.bookmarks++;
-          } else {
-            this.stats.events++;
-            this.sink.onEvent(event.type as 'ADDED' | 'MODIFIED' | 'DELETED', event.object);
-          }
-          if (rv) this.rv = rv;
-          this.backoff.reset();
-        },
-      );
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      if (this.currentWatch === ctrl) this.currentWatch = undefined;
-    }
-    if (ctrl.signal.aborted && !signal.aborted) throw new KubeTransportError('watch broken', 'GET', `${type.apiVersion}/${type.kind}`);
+    await client.watch<T>(
+      type,
+      {
+        namespace,
+        labelSelector,
+        fieldSelector,
+        resourceVersion: this.rv,
+        allowWatchBookmarks: true,
+        timeoutSeconds,
+        inactivityTimeoutMs: timeoutSeconds * 1000 + this.graceMs,
+        signal,
+      },
+      (event) => {
+        const rv = event.object?.metadata?.resourceVersion;
+        if (event.type === 'BOOKMARK') {
+          this.stats.bookmarks++;
+        } else {
+          this.stats.events++;
+          this.sink.onEvent(event.type as 'ADDED' | 'MODIFIED' | 'DELETED', event.object);
+        }
+        if (rv) this.rv = rv;
+        this.backoff.reset();
+      },
+    );
   }
 }
