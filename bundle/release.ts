@@ -15,6 +15,7 @@ import { buildRegistryV1Bundle, checkRegistryV1, writeBundleImage, type Registry
 import { sourceDateEpoch } from './image/tar.js';
 import { OciLayoutStore } from './oci/layout.js';
 import { helmChartArtifact } from './oci/helm.js';
+import { sha256 } from './oci/digest.js';
 import { bufferSource, type Store } from './oci/store.js';
 import { helmTag } from './oci/reference.js';
 import { checkInstallOptions, managerRules, resolveInstallOptions } from './manifests/index.js';
@@ -79,8 +80,7 @@ export async function renderReleaseArtifacts(o: ReleaseArtifactsOptions): Promis
     ...(o.serviceMonitor ? { serviceMonitor: true } : {}),
   });
   const { gzipBytes } = await checkRegistryV1(bundle.files);
-  const artifact = await helmChartArtifact(tgz);
-  return { version: o.version, image: o.image, chart: { archiveName: chart.archiveName, tgz, sha256: artifact.layers[0]!.descriptor.digest }, bundle: { ...bundle, gzipBytes }, warnings };
+  return { version: o.version, image: o.image, chart: { archiveName: chart.archiveName, tgz, sha256: sha256(tgz) }, bundle: { ...bundle, gzipBytes }, warnings };
 }
 
 export interface PushedRelease {
