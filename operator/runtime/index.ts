@@ -19,9 +19,6 @@ export {
   enqueueRequestForOwner,
   enqueueRequestsFromMapFunc,
   generationChangedPredicate,
-  resourceVersionChangedPredicate,
-  labelsOrAnnotationsChangedPredicate,
-  or,
   requestKey,
   requestFromKey,
   requestFor,
@@ -31,7 +28,7 @@ export {
   type Predicate,
 } from './controller/handler.js';
 export { WorkQueue, LOW_PRIORITY, type AddOptions, type QueueItem, type WorkQueueOptions } from './queue/workqueue.js';
-export { ItemExponentialFailureRateLimiter, BucketRateLimiter, MaxOfRateLimiter, type RateLimiter } from './queue/ratelimiter.js';
+export { ItemExponentialFailureRateLimiter, type RateLimiter } from './queue/ratelimiter.js';
 export { Informer, type EventHandler, type InformerOptions } from './cache/informer.js';
 export { Reflector, type ReflectorOptions, type ReflectorStats } from './cache/reflector.js';
 export { Store, NAMESPACE_INDEX, deepFreeze, type IndexFunc } from './cache/store.js';
@@ -55,11 +52,8 @@ export {
   isAlreadyExists,
   isConflict,
   isGone,
-  isForbidden,
-  isUnauthorized,
   isInvalid,
   isTooManyRequests,
-  isServerError,
 } from './kube/errors.js';
 export { builtinResource, resourcePath, type ResourceInfo } from './kube/resources.js';
 export { objectKey, parseApiVersion, clone, type KubeObject, type ObjectMeta, type OwnerReference, type TypeRef, type KubeList, type ApiStatus, type WatchEvent } from './kube/types.js';

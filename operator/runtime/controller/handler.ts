@@ -76,25 +76,6 @@ export function generationChangedPredicate<T extends KubeObject>(): Predicate<T>
   return (event) => event.type !== 'update' || event.oldObj.metadata?.generation !== event.obj.metadata?.generation;
 }
 
-/** Passes updates only when the resourceVersion changed (drops resyncs). */
-export function resourceVersionChangedPredicate<T extends KubeObject>(): Predicate<T> {
-  return (event) => event.type !== 'update' || event.oldObj.metadata?.resourceVersion !== event.obj.metadata?.resourceVersion;
-}
-
-/** Passes updates that change labels or annotations. */
-export function labelsOrAnnotationsChangedPredicate<T extends KubeObject>(): Predicate<T> {
-  const same = (a?: Record<string, string>, b?: Record<string, string>) => JSON.stringify(Object.entries(a ?? {}).sort()) === JSON.stringify(Object.entries(b ?? {}).sort());
-  return (event) =>
-    event.type !== 'update' ||
-    !same(event.oldObj.metadata?.labels, event.obj.metadata?.labels) ||
-    !same(event.oldObj.metadata?.annotations, event.obj.metadata?.annotations);
-}
-
-/** Any of the predicates passes. */
-export function or<T extends KubeObject>(...predicates: Predicate<T>[]): Predicate<T> {
-  return (event) => predicates.some((p) => p(event));
-}
-
 /**
  * The priority controller-runtime's handlers give an event: LOW for objects of the initial list and
  * for updates that changed nothing (resync, relist); undefined (0) otherwise.

@@ -89,8 +89,5 @@ export const isAlreadyExists = (err: unknown) => is(err, (e) => e.reason === 'Al
 export const isConflict = (err: unknown) => is(err, (e) => e.status === 409 && e.reason !== 'AlreadyExists');
 /** 410: the resourceVersion is too old (watch or paginated list); relist. */
 export const isGone = (err: unknown) => is(err, (e) => e.status === 410 || e.reason === 'Expired' || e.reason === 'Gone');
-export const isForbidden = (err: unknown) => is(err, (e) => e.status === 403);
-export const isUnauthorized = (err: unknown) => is(err, (e) => e.status === 401);
 export const isInvalid = (err: unknown) => is(err, (e) => e.status === 422);
 export const isTooManyRequests = (err: unknown) => is(err, (e) => e.status === 429);
-export const isServerError = (err: unknown) => is(err, (e) => e.status >= 500);
