@@ -29,7 +29,7 @@ import {
 import { requires } from './rbac-declarations.js';
 import type { Informer } from './runtime/cache/informer.js';
 import type { Controller } from './runtime/controller/controller.js';
-import { enqueueRequestForOwner, type ObjectEvent } from './runtime/controller/handler.js';
+import { enqueueRequestForOwner, eventPriority, type ObjectEvent } from './runtime/controller/handler.js';
 import { KubeClient } from './runtime/kube/client.js';
 import { isInCluster, parseWatchNamespaces } from './runtime/kube/config.js';
 import type { KubeObject } from './runtime/kube/types.js';
@@ -289,9 +289,10 @@ export async function createOperator(config: OperatorConfig, deps: OperatorDeps 
       logger.child('discovery').info('watching an optional kind', { kind: type.kind, apiVersion: type.apiVersion });
       return inf;
     };
+    // The informer may appear after the controller started (too late for Controller.watch): enqueue as it would.
     const enqueue = (event: ObjectEvent<T>) => {
-      const low = (event.type === 'create' && event.isInInitialList) || (event.type === 'update' && event.oldObj.metadata?.resourceVersion === event.obj.metadata?.resourceVersion);
-      for (const req of toOwner(event as ObjectEvent<KubeObject>)) controller.enqueue(req, low ? { priority: LOW_PRIORITY } : undefined);
+      const priority = eventPriority(event, LOW_PRIORITY);
+      for (const req of toOwner(event as ObjectEvent<KubeObject>)) controller.enqueue(req, { priority });
     };
     let served = false;
     try {
