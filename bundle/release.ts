@@ -14,9 +14,9 @@ import { buildChart, chartArchive } from './chart/index.js';
 import { buildRegistryV1Bundle, checkRegistryV1, writeBundleImage, type RegistryV1Bundle } from './registryv1/index.js';
 import { sourceDateEpoch } from './image/tar.js';
 import { OciLayoutStore } from './oci/layout.js';
-import { helmChartArtifact } from './oci/helm.js';
+import { pushHelmChart } from './oci/helm.js';
 import { sha256 } from './oci/digest.js';
-import { bufferSource, type Store } from './oci/store.js';
+import type { Store } from './oci/store.js';
 import { helmTag } from './oci/reference.js';
 import { checkInstallOptions, managerRules, resolveInstallOptions } from './manifests/index.js';
 import { buildOperatorImage } from './operator-image/index.js';
@@ -100,12 +100,7 @@ export async function pushReleaseArtifacts(
   const tags = options.tags ?? releaseTags(a.version);
   const created = options.created ?? sourceDateEpoch();
   const bundleImage = await writeBundleImage(a.bundle, { store, tag: tags.bundle, created });
-  const chartStore = options.chartStore ?? store;
-  const artifact = await helmChartArtifact(a.chart.tgz);
-  for (const blob of [artifact.config, ...artifact.layers]) {
-    if (!(await chartStore.exists(blob.descriptor))) await chartStore.pushBlob(blob.descriptor, bufferSource(blob.bytes));
-  }
-  await chartStore.pushManifest(artifact.manifest.descriptor, artifact.manifest.bytes, { tag: tags.chart });
+  const artifact = await pushHelmChart(a.chart.tgz, options.chartStore ?? store, { tag: tags.chart });
   return { bundle: { tag: tags.bundle, digest: bundleImage.manifest.descriptor.digest }, chart: { tag: tags.chart, digest: artifact.manifest.descriptor.digest } };
 }
 

@@ -213,17 +213,20 @@ export async function helmChartArtifact(tgz: Uint8Array, options: { provenance?:
 /** The repository `helm push CHART oci://REGISTRY/NAMESPACE` writes to: `NAMESPACE/<chart name>`. */
 export const helmRepository = (namespace: string, chartName: string): string => (namespace ? `${namespace.replace(/\/+$/, '')}/${chartName}` : chartName);
 
-/** Pushes a chart archive into a store (a repository named after the chart): blobs, then the manifest under the version tag. */
+/**
+ * Pushes a chart archive into a store (a repository named after the chart): blobs, then the manifest
+ * under `tag` (default: the version tag, as `helm push`).
+ */
 export async function pushHelmChart(
   tgz: Uint8Array,
   store: Store,
-  options: { provenance?: Uint8Array; created?: Date; signal?: AbortSignal } = {},
+  options: { provenance?: Uint8Array; created?: Date; tag?: string; signal?: AbortSignal } = {},
 ): Promise<HelmArtifact> {
   const artifact = await helmChartArtifact(tgz, options);
   const signal = options.signal ? { signal: options.signal } : {};
   for (const blob of [artifact.config, ...artifact.layers]) {
     if (!(await store.exists(blob.descriptor, options.signal))) await store.pushBlob(blob.descriptor, bufferSource(blob.bytes), signal);
   }
-  await store.pushManifest(artifact.manifest.descriptor, artifact.manifest.bytes, { tag: artifact.tag, ...signal });
+  await store.pushManifest(artifact.manifest.descriptor, artifact.manifest.bytes, { tag: options.tag ?? artifact.tag, ...signal });
   return artifact;
 }
