@@ -325,7 +325,7 @@ export function editTemplate(text: string, file: string, edits: TemplateEdit | T
     current = parseTemplateDocument(again, file, lc);
   }
   if (!summary.length) newText = text;
-  const template = summary.length ? parseTemplate(newText, file) : before;
+  const template = current;
   const rendered = renderTemplate(template, renderOpts);
   const report = validateCatalog(rendered.config, { name: file });
   if (!report.passed) {
