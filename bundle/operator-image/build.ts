@@ -474,8 +474,7 @@ export interface PinnedOperatorImage {
 }
 
 /**
- * The hook of `olmpub bundle build` and `olmpub publish`: builds the operator image into `store` and
- * returns the digest reference to pin. `repository` is where the image is (or will be) pulled from, e.g.
+ * Builds the operator image into `store` and returns the digest reference to pin. `repository` is where the image is (or will be) pulled from, e.g.
  * `ghcr.io/acme/inference-operator`; it defaults to the store's own name when the store is a registry
  * repository, and is required for an OCI layout (which has no pull name). The digest does not depend on
  * the store, so an image built into a layout and copied to the registry later keeps it.
