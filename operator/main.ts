@@ -294,13 +294,8 @@ export async function createOperator(config: OperatorConfig, deps: OperatorDeps 
       const priority = eventPriority(event, LOW_PRIORITY);
       for (const req of toOwner(event as ObjectEvent<KubeObject>)) controller.enqueue(req, { priority });
     };
-    let served = false;
-    try {
-      served = await discovery.served(gvr);
-    } catch {
-      served = false; // asked again on the first reconcile
-    }
-    return served ? OptionalInformer.of(discovery, gvr, make()) : new OptionalInformer<T>(discovery, gvr, make);
+    // A failed lookup answers false and is asked again on the first reconcile.
+    return (await discovery.served(gvr)) ? OptionalInformer.of(discovery, gvr, make()) : new OptionalInformer<T>(discovery, gvr, make);
   };
   const httpRoutes = await optional<HTTPRoute & KubeObject>(HTTP_ROUTE_GVR, HTTP_ROUTE);
   const claimTemplates = await optional<V1ResourceClaimTemplate & KubeObject>(CLAIM_TEMPLATE_GVR, CLAIM_TEMPLATE);
@@ -332,15 +327,16 @@ export async function createOperator(config: OperatorConfig, deps: OperatorDeps 
       const optionals: OptionalInformer<KubeObject>[] = [httpRoutes as unknown as OptionalInformer<KubeObject>, claimTemplates as unknown as OptionalInformer<KubeObject>];
       const known = optionals.map((o) => o.current !== undefined);
       while (await sleep(realClock, config.discoveryRefreshMs, signal)) {
-        const now = await Promise.all(optionals.map((o) => o.served(signal).catch(() => false)));
-        const changed = optionals.filter((_, i) => now[i] !== known[i]);
-        if (!changed.length) continue;
-        for (const o of changed) {
-          known[optionals.indexOf(o)] = now[optionals.indexOf(o)]!;
-          logger.child('discovery').info('an optional API changed', { resource: `${o.gvr.resource}.${o.gvr.group}`, served: now[optionals.indexOf(o)] });
+        const served = await Promise.all(optionals.map((o) => o.served(signal)));
+        let changed = false;
+        for (const [i, o] of optionals.entries()) {
+          if (served[i] === known[i]) continue;
+          changed = true;
+          known[i] = served[i]!;
+          logger.child('discovery').info('an optional API changed', { resource: `${o.gvr.resource}.${o.gvr.group}`, served: served[i] });
           await o.get(signal).catch((err: Error) => logger.child('discovery').warn('cannot watch it yet', { err }));
         }
-        for (const isvc of isvcs.list()) controller.enqueue({ namespace: isvc.metadata?.namespace ?? '', name: isvc.metadata?.name ?? '' });
+        if (changed) for (const isvc of isvcs.list()) controller.enqueue({ namespace: isvc.metadata?.namespace ?? '', name: isvc.metadata?.name ?? '' });
       }
     },
   });
