@@ -48,7 +48,7 @@ export type ValidationResult = { allowed: true; warnings?: string[] } | { allowe
 
 export type Validator = (request: AdmissionRequest) => ValidationResult;
 
-/** A body that is not an AdmissionReview v1 with a request: the server answers HTTP 400 with the message. */
+/** A body that is not an AdmissionReview v1 with a request. The webhook server answers any thrown error with HTTP 500 and its message. */
 export class BadAdmissionReview extends Error {
   override readonly name = 'BadAdmissionReview';
 }
