@@ -374,6 +374,24 @@ export interface PreflightResult {
   errors: string[];
 }
 
+/** Roles and ClusterRoles that no binding among `objects` references are bound to the ServiceAccount. */
+export function bindUnboundRoles(objects: KubeObject[], namespace: string, serviceAccount: string): KubeObject[] {
+  const bindings = objects.map(toBinding).filter((b) => b !== undefined);
+  const extra: KubeObject[] = [];
+  for (const o of objects) {
+    const role = toRole(o);
+    if (!role || bindings.some((b) => b.roleRef.kind === role.kind && b.roleRef.name === role.name)) continue;
+    const subjects = [{ kind: 'ServiceAccount', name: serviceAccount, namespace }];
+    const roleRef = { apiGroup: RBAC_GROUP, kind: role.kind, name: role.name };
+    extra.push(
+      role.kind === 'ClusterRole'
+        ? { apiVersion: `${RBAC_GROUP}/v1`, kind: 'ClusterRoleBinding', metadata: { name: `olmpub-implied-${role.name}` }, roleRef, subjects }
+        : { apiVersion: `${RBAC_GROUP}/v1`, kind: 'RoleBinding', metadata: { name: `olmpub-implied-${role.name}`, namespace: role.namespace || namespace }, roleRef, subjects },
+    );
+  }
+  return [...objects, ...extra];
+}
+
 /**
  * Evaluates OLM's pre-authorization for the installer ServiceAccount against `authorizer` (the RBAC state
  * of the cluster): each required action through the RBAC authorizer, each bundled RBAC object through the

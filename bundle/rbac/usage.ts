@@ -5,6 +5,7 @@
  * kube-apiserver audit events. Pure.
  */
 import type { Declaration } from '../../operator/rbac-declarations.js';
+import { type KubeObject, toBinding, toRole } from './authorizer.js';
 import {
   type NonResourceAttributes,
   type PolicyRule,
@@ -45,6 +46,30 @@ export interface ScopedRule {
   namespace?: string;
   /** Where it was declared (file:line, `ClusterRole/x rules[2]`, or a declaring module). */
   place?: string;
+}
+
+/**
+ * The rules of the Roles and ClusterRoles among `objects`, scoped as their bindings place them: a Role in
+ * its namespace; a ClusterRole everywhere, unless only RoleBindings reference it. `placeOf` gives the
+ * file:line of a field of an object.
+ */
+export function scopedRulesOf(objects: readonly { object: KubeObject; placeOf(path: (string | number)[]): string }[]): ScopedRule[] {
+  const bindings = objects.map((o) => toBinding(o.object)).filter((b) => b !== undefined);
+  const out: ScopedRule[] = [];
+  for (const o of objects) {
+    const role = toRole(o.object);
+    if (!role) continue;
+    let namespaces: (string | undefined)[];
+    if (role.kind === 'Role') namespaces = [role.namespace || undefined];
+    else {
+      const refs = bindings.filter((b) => b.roleRef.kind === 'ClusterRole' && b.roleRef.name === role.name);
+      namespaces = refs.length === 0 || refs.some((b) => b.kind === 'ClusterRoleBinding') ? [undefined] : [...new Set(refs.map((b) => b.namespace))];
+    }
+    role.rules.forEach((rule, i) => {
+      for (const namespace of namespaces) out.push({ rule, place: `${o.placeOf(['rules', i])} ${role.kind}/${role.name} rules[${i}]`, ...(namespace !== undefined ? { namespace } : {}) });
+    });
+  }
+  return out;
 }
 
 /** An API call the code makes, with where it was observed. */

@@ -16,8 +16,8 @@ import {
   type LintFinding,
   type PolicyRule,
   type PreflightResult,
-  type ScopedRule,
   RbacAuthorizer,
+  bindUnboundRoles,
   compareDeclaredWithUsed,
   describeCall,
   formatPreflight,
@@ -27,9 +27,8 @@ import {
   preflight,
   ruleFromObject,
   ruleString,
+  scopedRulesOf,
   serviceAccountUser,
-  toBinding,
-  toRole,
 } from '../../bundle/rbac/index.js';
 import { yamlStream } from '../../lib/canonical.js';
 import { OlmpubError, usageError, validationError } from '../../lib/errors.js';
@@ -57,26 +56,6 @@ export async function loadApiCalls(path: string): Promise<ApiCall[]> {
     if (err instanceof OlmpubError) throw err;
     throw validationError('bad-api-calls', `${path}: ${(err as Error).message}`, { place: path, hint: 'list calls as {verb, group, resource, namespace?, name?}, {verb, path}, {method, url} or audit events' });
   }
-}
-
-/** Scoped rules of the Roles/ClusterRoles among `objects`, with their file:line. */
-export function scopedRulesOf(objects: LoadedObject[]): ScopedRule[] {
-  const bindings = objects.map((o) => toBinding(o.object)).filter((b) => b !== undefined);
-  const out: ScopedRule[] = [];
-  for (const o of objects) {
-    const role = toRole(o.object);
-    if (!role) continue;
-    let namespaces: (string | undefined)[];
-    if (role.kind === 'Role') namespaces = [role.namespace || undefined];
-    else {
-      const refs = bindings.filter((b) => b.roleRef.kind === 'ClusterRole' && b.roleRef.name === role.name);
-      namespaces = refs.length === 0 || refs.some((b) => b.kind === 'ClusterRoleBinding') ? [undefined] : [...new Set(refs.map((b) => b.namespace))];
-    }
-    role.rules.forEach((rule, i) => {
-      for (const namespace of namespaces) out.push({ rule, place: `${o.placeOf(['rules', i])} ${role.kind}/${role.name} rules[${i}]`, ...(namespace !== undefined ? { namespace } : {}) });
-    });
-  }
-  return out;
 }
 
 /** What one run checked, for the report's first lines. */
@@ -330,24 +309,6 @@ Each check runs when its inputs are given; any finding fails the command (exit 1
 
 function installerSummary(extension: string, namespace: string, serviceAccount: string, role: InstallerRole): Omit<NonNullable<CheckReport['installer']>, 'objects'> {
   return { extension, namespace, serviceAccount, role: role.clusterRole, warnings: role.warnings };
-}
-
-/** Roles and ClusterRoles that no binding in the file references are bound to the ServiceAccount. */
-export function bindUnboundRoles(objects: KubeObject[], namespace: string, serviceAccount: string): KubeObject[] {
-  const bindings = objects.map(toBinding).filter((b) => b !== undefined);
-  const extra: KubeObject[] = [];
-  for (const o of objects) {
-    const role = toRole(o);
-    if (!role || bindings.some((b) => b.roleRef.kind === role.kind && b.roleRef.name === role.name)) continue;
-    const subjects = [{ kind: 'ServiceAccount', name: serviceAccount, namespace }];
-    const roleRef = { apiGroup: 'rbac.authorization.k8s.io', kind: role.kind, name: role.name };
-    extra.push(
-      role.kind === 'ClusterRole'
-        ? { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `olmpub-implied-${role.name}` }, roleRef, subjects }
-        : { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: `olmpub-implied-${role.name}`, namespace: role.namespace || namespace }, roleRef, subjects },
-    );
-  }
-  return [...objects, ...extra];
 }
 
 export const RBAC_COMMANDS: Command[] = [rbacCheck];

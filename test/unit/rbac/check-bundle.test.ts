@@ -12,10 +12,10 @@ import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import YAML from 'yaml';
 import type { CommandContext } from '../../../cli/command.js';
-import { modelRbacObjects, rbacCheck, scopedRulesOf } from '../../../cli/commands/rbac.js';
+import { modelRbacObjects, rbacCheck } from '../../../cli/commands/rbac.js';
 import { renderReleaseArtifacts, type ReleaseArtifacts } from '../../../bundle/release.js';
 import { lintCSVPermissions, permissionObjectName, readRegistryV1, renderRegistryV1, type ClusterServiceVersion } from '../../../bundle/registryv1/index.js';
-import { breakdownRule, deriveInstallerRole, ruleFromObject } from '../../../bundle/rbac/index.js';
+import { breakdownRule, deriveInstallerRole, ruleFromObject, scopedRulesOf } from '../../../bundle/rbac/index.js';
 
 const IMAGE = `ghcr.io/x/y@sha256:${'0123456789abcdef'.repeat(4)}`;
 const CSV_PATH = 'manifests/inference-operator.clusterserviceversion.yaml';

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { lintRules } from '../../../bundle/rbac/lint.js';
-import { compareDeclaredWithUsed, parseApiCalls, requestToAttributes, rulesFromDeclarations } from '../../../bundle/rbac/usage.js';
+import { compareDeclaredWithUsed, parseApiCalls, requestToAttributes, rulesFromDeclarations, scopedRulesOf } from '../../../bundle/rbac/usage.js';
 import { parseManifests } from '../../../bundle/crddiff/load.js';
-import { scopedRulesOf } from '../../../cli/commands/rbac.js';
 import {
   collectDeclarations,
   declaredPermissions,
