@@ -121,12 +121,13 @@ function permissionsOf(value: unknown): Permission[] {
  * base36 SHA-224 of the permission set. These are the names of the generated (Cluster)Roles and bindings.
  */
 export function permissionObjectName(csvName: string, permission: { serviceAccountName?: string; rules?: unknown[] | null }): string {
-  const p: Permission = {
+  return permissionName(csvName, {
     serviceAccountName: permission.serviceAccountName ?? '',
     rules: Array.isArray(permission.rules) ? permission.rules.map(goPolicyRule) : null,
-  };
-  return objectNameForBaseAndSuffix(`${csvName}-${saNameOrDefault(p.serviceAccountName)}`, deepHashObject(p));
+  });
 }
+
+const permissionName = (csvName: string, p: Permission) => objectNameForBaseAndSuffix(`${csvName}-${saNameOrDefault(p.serviceAccountName)}`, deepHashObject(p));
 
 const saNameOrDefault = (name: string) => name || 'default';
 
@@ -306,7 +307,7 @@ export function renderRegistryV1(bundle: RegistryV1Contents, options: RenderOpti
     for (const target of targets) {
       for (const p of permissions) {
         const sa = saNameOrDefault(p.serviceAccountName);
-        const name = objectNameForBaseAndSuffix(`${csvName}-${sa}`, deepHashObject(p));
+        const name = permissionName(csvName, p);
         objects.push(
           { apiVersion: RBAC_API, kind: 'Role', metadata: { name, namespace: target }, rules: rulesOut(p) },
           {
@@ -328,7 +329,7 @@ export function renderRegistryV1(bundle: RegistryV1Contents, options: RenderOpti
   }
   for (const p of clusterSets) {
     const sa = saNameOrDefault(p.serviceAccountName);
-    const name = objectNameForBaseAndSuffix(`${csvName}-${sa}`, deepHashObject(p));
+    const name = permissionName(csvName, p);
     objects.push(
       { apiVersion: RBAC_API, kind: 'ClusterRole', metadata: { name }, rules: rulesOut(p) },
       {
