@@ -119,9 +119,15 @@ type Child = KubeObject & { spec?: unknown; status?: unknown };
 interface Expectation {
   /** resourceVersion of the cached object when we wrote ('' when it was absent). */
   fromRV: string;
+}
+/** A child we applied: its desired hash and what the apiserver answered. */
+interface ChildExpectation extends Expectation {
   hash: string;
-  result?: KubeObject;
-  status?: InferenceServiceStatus;
+  result: KubeObject;
+}
+/** A status we wrote. */
+interface StatusExpectation extends Expectation {
+  status: InferenceServiceStatus;
 }
 
 const keyOf = (kind: string, namespace: string, name: string) => `${kind}/${namespace}/${name}`;
@@ -205,8 +211,8 @@ function errorMessage(err: unknown): string {
 export class InferenceServiceReconciler implements Reconciler {
   private readonly clock: Clock;
   private readonly fieldManager: string;
-  private readonly childExpectations = new Map<string, Expectation>();
-  private readonly statusExpectations = new Map<string, Expectation>();
+  private readonly childExpectations = new Map<string, ChildExpectation>();
+  private readonly statusExpectations = new Map<string, StatusExpectation>();
   private readonly deleteExpectations = new Map<string, string>();
   /** Writes this reconciler sent, by kind (for tests and debugging). */
   readonly stats = { applies: 0, statusWrites: 0, deletes: 0, finalizerWrites: 0 };
@@ -450,7 +456,7 @@ export class InferenceServiceReconciler implements Reconciler {
       { fieldManager: this.fieldManager, force: true, signal: ctx.signal },
     );
     this.stats.statusWrites++;
-    this.statusExpectations.set(key, { fromRV, hash: desiredHash(status), status });
+    this.statusExpectations.set(key, { fromRV, status });
     if (ctx.log.enabled('debug'))
       ctx.log.debug('status written', { fromRV, previous: previous && summary(previous), status: summary(status) });
     return { previous };
