@@ -6,7 +6,7 @@
  */
 import { OlmpubError, validationError } from '../../lib/errors.js';
 import * as blang from '../semver/blang.js';
-import { imageReferenceError } from '../fbc/reference.js';
+import { imageReferenceError, isDigestReference } from '../fbc/reference.js';
 import { csvFacts, packageProperties, propertyParseError } from '../fbc/properties.js';
 import {
   formatPosition,
@@ -466,7 +466,7 @@ export function validateCatalog(input: LoadedCatalog | DeclarativeConfig, option
             bundleNode(pkg.name, b.name, b.pos).add('olmv1-apiservice', `bundle ${q(b.name)} owns ${f.ownedAPIServices} APIService definition(s), which OLM v1 does not support`, b.pos, 'OLM v1 rejects bundles with apiservicedefinitions ("unsupported bundle: apiServiceDefintions are not supported"); serve the API through a CRD or a webhook instead');
           }
         }
-        if (b.image && !/@[A-Za-z][A-Za-z0-9]*:[0-9a-f]{32,}$/.test(b.image)) {
+        if (b.image && !isDigestReference(b.image)) {
           warnRoot.child(`p/${pkg.name}`, `package ${q(pkg.name)}`).add('bundle-image-tag', `bundle ${q(b.name)} image ${q(b.image)} is not pinned by digest`, b.pos, 'reference bundle images by digest (image@sha256:...) so the catalog cannot change under users');
         }
       }
