@@ -1,6 +1,8 @@
 /**
  * Image references as opm checks them (`reference.ParseNormalizedNamed` of go.podman.io/image/v5, the
- * distribution/reference grammar): bundle `image` and `relatedImages[].image` must parse.
+ * distribution/reference grammar): bundle `image` and `relatedImages[].image` must parse. Deliberately
+ * apart from bundle/oci/reference.ts, the registry client's parser (olmpub's own errors and hints, `oci:`
+ * layouts): this one must accept and reject what opm does, with opm's messages.
  */
 
 const alphaNumeric = '[a-z0-9]+';
