@@ -13,7 +13,7 @@ import { MANIFEST_MEDIA_TYPES, MAX_MANIFEST_BYTES, isManifestOrIndex, type Descr
 import { type Credential, type CredentialProvider, dockerCredentials } from './credentials.js';
 import { DigestStream, checkDigest, digestAlgorithm, digestOf, isDigest, verifyBytes } from './digest.js';
 import { HttpTransport, NetworkError, discard, header, readBody, redactUrl, type HttpResponse, type RequestBody } from './http.js';
-import { apiHost, formatReference, parseReference, type RegistryReference } from './reference.js';
+import { apiHost, parseReference, type RegistryReference } from './reference.js';
 import { DEFAULT_RETRY_POLICY, isRetryableStatus, retryDelay, systemClock, type Clock, type RetryPolicy } from './retry.js';
 import type { BlobSource, PushBlobOptions, Store } from './store.js';
 
@@ -801,5 +801,3 @@ class ChunkReader {
     this.iterator = undefined;
   }
 }
-
-export { formatReference };
