@@ -4,7 +4,7 @@
  * the real apiserver instead.
  */
 import type { Clock, TimerHandle } from './clock.js';
-import { recordRaw, type LeaderElectionRecord, type LockGetResult, type ResourceLock } from './leader/election.js';
+import type { LeaderElectionRecord, ResourceLock } from './leader/election.js';
 
 interface FakeTimer {
   at: number;
@@ -91,11 +91,11 @@ export class InMemoryLease {
     const lock: InMemoryLock = {
       failing: false,
       describe: () => 'memory/lease',
-      async get(): Promise<LockGetResult | undefined> {
+      async get(): Promise<LeaderElectionRecord | undefined> {
         if (lock.failing) throw new Error('apiserver unreachable');
         if (!lease.record) return undefined;
         seenVersion = lease.resourceVersion;
-        return { record: { ...lease.record }, raw: recordRaw(lease.record) };
+        return { ...lease.record };
       },
       async create(record: LeaderElectionRecord): Promise<void> {
         if (lock.failing) throw new Error('apiserver unreachable');

@@ -29,16 +29,10 @@ export interface LeaderElectionRecord {
   leaseTransitions: number;
 }
 
-export interface LockGetResult {
-  record: LeaderElectionRecord;
-  /** A canonical serialisation: a change means the holder wrote (renewed or changed). */
-  raw: string;
-}
-
 /** Where the record lives. `update` must fail when the lock changed since this lock's last get/create/update. */
 export interface ResourceLock {
   /** undefined when the lock does not exist yet. */
-  get(signal?: AbortSignal): Promise<LockGetResult | undefined>;
+  get(signal?: AbortSignal): Promise<LeaderElectionRecord | undefined>;
   create(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void>;
   update(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void>;
   describe(): string;
@@ -46,7 +40,8 @@ export interface ResourceLock {
 
 export const JITTER_FACTOR = 1.2;
 
-export function recordRaw(r: LeaderElectionRecord): string {
+/** A canonical serialisation of the record: a change means the holder wrote (renewed or changed). */
+function recordRaw(r: LeaderElectionRecord): string {
   return JSON.stringify([r.holderIdentity, r.leaseDurationSeconds, r.acquireTime, r.renewTime, r.leaseTransitions]);
 }
 
@@ -262,7 +257,7 @@ export class LeaderElector {
     }
 
     // 2. Get or create.
-    let got: LockGetResult | undefined;
+    let got: LeaderElectionRecord | undefined;
     try {
       got = await lock.get(signal);
     } catch (err) {
@@ -281,22 +276,18 @@ export class LeaderElector {
     }
 
     // 3. Record obtained: note changes with our own clock; respect another holder's valid lease.
-    if (got.raw !== this.observedRaw) {
-      this.observed = { ...got.record };
-      this.observedRaw = got.raw;
-      this.observedTime = this.clock.now();
-    }
-    if (got.record.holderIdentity && this.isLeaseValid(now) && !this.holdsObserved()) {
-      this.log.trace('lock is held and has not yet expired', { holder: got.record.holderIdentity });
+    if (recordRaw(got) !== this.observedRaw) this.setObserved(got, this.clock.now());
+    if (got.holderIdentity && this.isLeaseValid(now) && !this.holdsObserved()) {
+      this.log.trace('lock is held and has not yet expired', { holder: got.holderIdentity });
       return false;
     }
 
     // 4. Take over or renew.
     if (this.holdsObserved()) {
-      record.acquireTime = got.record.acquireTime;
-      record.leaseTransitions = got.record.leaseTransitions;
+      record.acquireTime = got.acquireTime;
+      record.leaseTransitions = got.leaseTransitions;
     } else {
-      record.leaseTransitions = (got.record.leaseTransitions ?? 0) + 1;
+      record.leaseTransitions = (got.leaseTransitions ?? 0) + 1;
     }
     try {
       await lock.update(record, signal);

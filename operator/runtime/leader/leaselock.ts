@@ -6,7 +6,7 @@
 import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
-import { recordRaw, type LeaderElectionRecord, type LockGetResult, type ResourceLock } from './election.js';
+import type { LeaderElectionRecord, ResourceLock } from './election.js';
 
 export const LEASE = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease' } as const;
 
@@ -57,15 +57,14 @@ export class LeaseLock implements ResourceLock {
     return `${this.namespace}/${this.name}`;
   }
 
-  async get(signal?: AbortSignal): Promise<LockGetResult | undefined> {
+  async get(signal?: AbortSignal): Promise<LeaderElectionRecord | undefined> {
     try {
       this.lease = await this.client.get<Lease>(LEASE, this.name, this.namespace, { signal, timeoutMs: this.timeoutMs });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
     }
-    const record = toRecord(this.lease);
-    return { record, raw: recordRaw(record) };
+    return toRecord(this.lease);
   }
 
   async create(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
