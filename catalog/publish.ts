@@ -19,8 +19,8 @@ import { canonicalJSON } from '../lib/canonical.js';
 import { usageError, validationError, OlmpubError } from '../lib/errors.js';
 import { replaceDirAtomic, writeFileAtomic } from '../lib/fsx.js';
 import { buildOperatorImage } from '../bundle/operator-image/index.js';
-import { renderReleaseArtifacts, pushReleaseArtifacts, releaseTags, DEFAULT_IMAGE_REPOSITORY, type ReleaseArtifacts } from '../bundle/release.js';
-import { installManifests } from '../bundle/manifests/index.js';
+import { renderReleaseArtifacts, pushReleaseArtifacts, releaseTags, type ReleaseArtifacts } from '../bundle/release.js';
+import { operatorRbacObjects } from '../bundle/manifests/index.js';
 import { lintRules } from '../bundle/rbac/index.js';
 import { diffCRDSets, formatFinding, type CRD } from '../bundle/crddiff/index.js';
 import { OciLayoutStore, RegistryClient, openStore, type Store, type RemoteOptions } from '../bundle/oci/index.js';
@@ -213,8 +213,7 @@ export async function publish(options: PublishOptions = {}): Promise<PublishResu
   const work = await mkdtemp(join(tmpdir(), 'olmpub-publish-'));
   try {
     // 1. Least privilege of the operator's own RBAC, from the model every packaging is a view of.
-    const model = installManifests({ image: `${DEFAULT_IMAGE_REPOSITORY}@sha256:${'0'.repeat(64)}` });
-    const rbacObjects = model.objects.filter((x) => /^(Cluster)?Role(Binding)?$/.test(String(x.kind)));
+    const rbacObjects = operatorRbacObjects();
     const findings = lintRules(rbacObjects.map((object) => ({ object, place: `model ${object.kind}/${(object.metadata as { name?: string })?.name}` })));
     if (findings.length) {
       throw validationError('publish-rbac', `the operator's RBAC is not least-privilege (${findings.length} finding(s))`, {

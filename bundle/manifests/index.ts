@@ -8,7 +8,7 @@ import type { CustomResourceDefinition } from '../../operator/api/crd.js';
 import { validationError } from '../../lib/errors.js';
 import { hasKnobs, ValueCondition } from './knobs.js';
 import { manifestEntries, type ManifestEntry, type ManifestObject, type ManifestRole } from './objects.js';
-import { resolveInstallOptions, type InstallOptions, type ResolvedInstallOptions } from './options.js';
+import { OPERATOR_NAME, resolveInstallOptions, type InstallOptions, type ResolvedInstallOptions } from './options.js';
 
 export * from './options.js';
 export { INSTALL_ORDER, METRICS_AUTH_RULES, METRICS_READER_RULES, leaderElectionRules, managerRules, manifestEntries, objectNames } from './objects.js';
@@ -59,4 +59,10 @@ export function installManifests(options: InstallOptions): InstallManifests {
     byRole,
     one: (role) => byRole(role)[0],
   };
+}
+
+/** The operator's own RBAC: the model's Roles, ClusterRoles and bindings (the image plays no part: a stand-in digest). */
+export function operatorRbacObjects(): ManifestObject[] {
+  const model = installManifests({ image: `${OPERATOR_NAME}@sha256:${'0'.repeat(64)}` });
+  return model.objects.filter((o) => /^(Cluster)?Role(Binding)?$/.test(o.kind));
 }

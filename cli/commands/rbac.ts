@@ -4,9 +4,9 @@ import { join, relative } from 'node:path';
 import YAML from 'yaml';
 import type { Command } from '../command.js';
 import { type LoadedObject, loadManifests } from '../../bundle/crddiff/load.js';
-import { installManifests } from '../../bundle/manifests/index.js';
+import { operatorRbacObjects } from '../../bundle/manifests/index.js';
 import { checkRenderable, lintCSVPermissions, readRegistryV1, renderRegistryV1, type RegistryV1Contents } from '../../bundle/registryv1/index.js';
-import { DEFAULT_IMAGE_REPOSITORY, readBundleDir } from '../../bundle/release.js';
+import { readBundleDir } from '../../bundle/release.js';
 import { declaredPermissions, type Declaration } from '../../operator/rbac-declarations.js';
 import {
   type ApiCall,
@@ -118,15 +118,9 @@ function render(r: CheckReport, out: NodeJS.WritableStream): string {
   return lines.join('\n');
 }
 
-/** A stand-in digest: the model's RBAC does not depend on the image. */
-const MODEL_IMAGE = `${DEFAULT_IMAGE_REPOSITORY}@sha256:${'0'.repeat(64)}`;
-
 /** The Roles, ClusterRoles and bindings of the install manifests model, as loaded objects placed at their declarations. */
 export function modelRbacObjects(): LoadedObject[] {
-  const model = installManifests({ image: MODEL_IMAGE });
-  return model.objects
-    .filter((o) => RBAC_KINDS.has(String(o.kind)))
-    .map((object) => ({ object: object as unknown as Record<string, unknown>, file: 'install manifests model', line: 0, placeOf: () => 'install manifests model' }));
+  return operatorRbacObjects().map((object) => ({ object: object as unknown as Record<string, unknown>, file: 'install manifests model', line: 0, placeOf: () => 'install manifests model' }));
 }
 
 /** Where a rule of the model comes from: the `requires(...)` declarations it is made of. */
