@@ -10,4 +10,4 @@ export * from './credentials.js';
 export { RegistryClient, RemoteRepository, type RemoteOptions, type RequestEvent } from './remote.js';
 export * from './copy.js';
 export * from './helm.js';
-export { openStore, type OpenedStore } from './open.js';
+export { openStore, readReference, type OpenedStore } from './open.js';

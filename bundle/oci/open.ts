@@ -14,16 +14,12 @@ export interface OpenedStore {
 
 export function openStore(ref: string, options: RemoteOptions = {}): OpenedStore {
   const parsed = parseStoreReference(ref);
-  if (parsed.kind === 'layout') {
-    const reference = parsed.digest ?? parsed.tag;
-    return { store: new OciLayoutStore(parsed.path), ...(reference !== undefined ? { reference } : {}), parsed, close: () => undefined };
-  }
-  const client = new RegistryClient(parsed.registry, options);
   const reference = parsed.digest ?? parsed.tag;
-  return {
-    store: client.repository(parsed.repository),
-    ...(reference !== undefined ? { reference } : {}),
-    parsed,
-    close: () => client.close(),
-  };
+  const named = reference !== undefined ? { reference } : {};
+  if (parsed.kind === 'layout') return { store: new OciLayoutStore(parsed.path), ...named, parsed, close: () => undefined };
+  const client = new RegistryClient(parsed.registry, options);
+  return { store: client.repository(parsed.repository), ...named, parsed, close: () => client.close() };
 }
+
+/** What to read from an opened store: the tag or digest named, else `latest` on a registry (as docker does); none for a bare layout. */
+export const readReference = (opened: OpenedStore): string | undefined => opened.reference ?? (opened.parsed.kind === 'registry' ? 'latest' : undefined);

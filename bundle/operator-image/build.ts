@@ -17,7 +17,7 @@ import semver from 'semver';
 import { environmentError, usageError, validationError } from '../../lib/errors.js';
 import { Annotation, type Descriptor, type Platform } from '../oci/content.js';
 import { parseReference } from '../oci/reference.js';
-import { openStore } from '../oci/open.js';
+import { openStore, readReference } from '../oci/open.js';
 import { RemoteRepository, type RemoteOptions } from '../oci/remote.js';
 import type { Store } from '../oci/store.js';
 import { rfc3339 } from '../oci/helm.js';
@@ -231,7 +231,7 @@ function withPushProgress(store: Store, onBytes: (digest: string, done: number, 
 function resolveBase(base: BaseImage | string, remote: RemoteOptions): { base: BaseImage; name: string; close: () => void } {
   if (typeof base !== 'string') return { base, name: `${base.store.description}:${base.reference}`, close: () => undefined };
   const opened = openStore(base, remote);
-  const reference = opened.reference ?? (opened.parsed.kind === 'registry' ? 'latest' : undefined);
+  const reference = readReference(opened);
   if (!reference) {
     opened.close();
     throw usageError('operator-image-base-reference', `the base image ${base} names no tag or digest`, { hint: 'write oci:PATH:TAG or oci:PATH@sha256:..., or a registry reference' });

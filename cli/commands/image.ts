@@ -10,6 +10,7 @@ import {
   openStore,
   parseManifest,
   readAll,
+  readReference,
   verifyBytes,
   type Descriptor,
   type ImageConfig,
@@ -68,7 +69,7 @@ Exit status: 0 copied, 2 usage error, 3 registry or layout unreachable, missing,
     const src = open(srcRef, ctx);
     const dst = open(dstRef, ctx);
     try {
-      const from = src.reference ?? (src.parsed.kind === 'registry' ? 'latest' : undefined);
+      const from = readReference(src);
       if (!from) throw usageError('bad-arguments', `${srcRef} names no tag or digest`, { hint: 'write oci:PATH:TAG or oci:PATH@sha256:...' });
       const progress = new Progress('copying', ctx.stderr);
       const sizes = new Map<string, { done: number; total: number }>();
@@ -174,7 +175,7 @@ ${REFERENCE_HELP}`,
     if (!ref || extra.length) throw usageError('bad-arguments', 'image inspect takes one REF', { hint: 'olmpub image inspect REF (see --help)' });
     const opened = open(ref, ctx);
     try {
-      const reference = opened.reference ?? (opened.parsed.kind === 'registry' ? 'latest' : undefined);
+      const reference = readReference(opened);
       if (!reference) throw usageError('bad-arguments', `${ref} names no tag or digest`, { hint: 'write oci:PATH:TAG or oci:PATH@sha256:...' });
       const descriptor = await opened.store.resolve(reference);
       if (!isManifestType(descriptor.mediaType) && !isIndexType(descriptor.mediaType)) {
