@@ -95,6 +95,7 @@ export class Manager {
   elector?: LeaderElector;
   private readonly informers = new Map<string, Informer<KubeObject>>();
   private readonly runnables: Runnable[] = [];
+  private readonly recorders: EventRecorder[] = [];
   private readonly clock: Clock;
   private electedResolve!: () => void;
   private readonly electedPromise: Promise<void>;
@@ -180,7 +181,9 @@ export class Manager {
 
   /** An events.k8s.io/v1 recorder reporting as `name` (e.g. `inference.olmpub.dev/operator`). */
   eventRecorder(name: string): EventRecorder {
-    return new EventRecorder(this.client, { reportingController: name, reportingInstance: this.identity, logger: this.logger, clock: this.clock });
+    const recorder = new EventRecorder(this.client, { reportingController: name, reportingInstance: this.identity, logger: this.logger, clock: this.clock });
+    this.recorders.push(recorder);
+    return recorder;
   }
 
   /** Resolves when this replica leads (at once without leader election). */
@@ -306,6 +309,10 @@ export class Manager {
       informersCtrl.abort();
       await Promise.all([...this.informers.values()].map((i) => i.stop()));
       await Promise.all([this.webhookServer.stop(), this.metricsServer.stop(), this.probes.stop()]);
+      // Events recorded during shutdown (e.g. a finished cleanup) are written before the client closes.
+      const flushCtrl = new AbortController();
+      await Promise.race([Promise.all(this.recorders.map((r) => r.flush())), sleep(this.clock, lost ? 0 : grace, flushCtrl.signal)]);
+      flushCtrl.abort();
       this.removeResponseListener();
       if (!this.options.client) await this.client.close();
       log.info('stopped');
