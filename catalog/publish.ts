@@ -168,7 +168,7 @@ async function fetchPinnedBundle(image: string, target: Target, remote: RemoteOp
   const digest = image.slice(image.indexOf('@') + 1);
   const dir = await mkdtemp(join(work, 'pinned-'));
   const local = target.bundle.store;
-  if (await local.exists({ mediaType: 'application/vnd.oci.image.manifest.v1+json', digest, size: 0 }).catch(() => false)) {
+  if (await local.resolve(digest).then(() => true, () => false)) {
     await unpackImage(local, digest, dir);
   } else {
     const opened = openStore(image, remote);

@@ -64,6 +64,19 @@ describe('olmpub publish', function () {
       for (const [k, v] of a) assert.ok(v.equals(b.get(k)!), `${k} differs`);
     });
 
+    it('reuses a released bundle pinned in the template, found by digest in the target layout', async () => {
+      const released = result.versions.find((v) => v.version === '1.0.1')!.bundle;
+      const dir = mkdtempSync(join(tmpdir(), 'publish-pinned-'));
+      copyFileSync(join(REPO_ROOT, 'catalog/icon.svg'), join(dir, 'icon.svg'));
+      writeFileSync(join(dir, 'template.yaml'), readFileSync(TEMPLATE, 'utf8').replace('  - version: 1.0.1\n    stage: stable', `  - version: 1.0.1\n    image: ${released}\n    stage: stable`));
+      // The image name points at a registry nobody can reach here: only the layout can answer.
+      const again = await publish({ template: join(dir, 'template.yaml'), out, created: 1_700_000_000 });
+      const v = again.versions.find((x) => x.version === '1.0.1')!;
+      assert.equal(v.source, 'pinned');
+      assert.equal(v.bundle, released);
+      await run(join(toolBin('opm'), 'opm'), ['validate', join(out, 'catalog')]);
+    });
+
     it('fails on a broken template with the place and the fix, and changes nothing', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'publish-bad-'));
       copyFileSync(join(REPO_ROOT, 'catalog/icon.svg'), join(dir, 'icon.svg'));
