@@ -310,11 +310,19 @@ export class LeaderElector {
       renewTime: formatMicroTime(now),
       leaseTransitions: this.observed!.leaseTransitions,
     };
-    try {
-      await this.options.lock.update(record);
-    } catch (err) {
-      this.log.error('failed to release lock', { err: err as Error });
-      return false;
+    // A renewal cut short by the stop may still have landed, leaving our copy of the Lease stale: on a
+    // failed update, read it again and retry once if it is still ours.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.options.lock.update(record);
+        break;
+      } catch (err) {
+        const current = attempt === 0 ? await this.options.lock.get().catch(() => undefined) : undefined;
+        if (current?.holderIdentity === this.identity) continue;
+        if (attempt === 0 && current && current.holderIdentity !== this.identity) return true;
+        this.log.error('failed to release lock', { err: err as Error });
+        return false;
+      }
     }
     this.setObserved(record, this.clock.now());
     return true;

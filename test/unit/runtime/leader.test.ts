@@ -162,6 +162,20 @@ describe('runtime/leader: LeaderElector (client-go algorithm, injected clock)', 
     await b.done;
   });
 
+  it('release survives a renewal that landed unseen: it re-reads the lease and retries once', async () => {
+    const clock = new FakeClock();
+    const lease = new InMemoryLease();
+    const a = candidate(lease, clock, 'a', { releaseOnCancel: true });
+    await run(clock, 3_000, [a]);
+    assert.equal(a.elector.isLeader(), true);
+    // Someone else's write (a renewal whose answer we never saw) moves the resourceVersion under us.
+    lease.resourceVersion++;
+    a.ctrl.abort();
+    await a.done;
+    assert.deepEqual(a.stopped, ['released']);
+    assert.equal(lease.record?.holderIdentity, '');
+  });
+
   it('a conflicting write loses the race (optimistic concurrency) and the loser does not lead', async () => {
     const clock = new FakeClock();
     const lease = new InMemoryLease();
