@@ -75,12 +75,16 @@ describe('runtime/manager: probes, leader-gated controllers, events, steady stat
   let c: KubeClient;
   let ns: string;
   const leaseName = `rt-manager-${randomBytes(3).toString('hex')}`;
+  // Managers still running when an assertion fails are stopped here, so a failure never leaves the run hanging.
+  const running: { ctrl: AbortController; done: Promise<void> }[] = [];
 
   before(async () => {
     c = client();
     ns = await createNamespace(c, 'rt-manager');
   });
   after(async () => {
+    for (const r of running) r.ctrl.abort();
+    await Promise.allSettled(running.map((r) => r.done));
     await deleteNamespace(c, ns);
     await c.close();
   });
@@ -90,6 +94,7 @@ describe('runtime/manager: probes, leader-gated controllers, events, steady stat
     const a = buildManager(c, ns, leaseName, 'manager-a', lost);
     const aCtrl = new AbortController();
     const aDone = a.mgr.start(aCtrl.signal);
+    running.push({ ctrl: aCtrl, done: aDone });
     await a.mgr.elected();
     await eventually('a is ready', async () => a.mgr.probes.port && (await probe(a.mgr.probes.port, '/readyz')).status === 200);
     assert.equal((await probe(a.mgr.probes.port!, '/healthz')).body, 'ok');
@@ -98,6 +103,7 @@ describe('runtime/manager: probes, leader-gated controllers, events, steady stat
     const b = buildManager(c, ns, leaseName, 'manager-b', lost);
     const bCtrl = new AbortController();
     const bDone = b.mgr.start(bCtrl.signal);
+    running.push({ ctrl: bCtrl, done: bDone });
     await eventually('the standby is ready too', async () => b.mgr.probes.port && (await probe(b.mgr.probes.port, '/readyz')).status === 200);
     assert.equal(b.mgr.isLeader(), false);
 
