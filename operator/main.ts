@@ -9,8 +9,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Deployment, V1ResourceClaimTemplate, V1Service } from '@kubernetes/client-node';
 import { environmentError, usageError } from '../lib/errors.js';
-import { parseAdmissionReview, handleValidatingReview, validateInferenceService, type NamespaceState } from './api/admission.js';
-import { handleConversionReview } from './api/conversion.js';
+import { validateInferenceService, type NamespaceState } from './api/admission.js';
+import { convertObject } from './api/conversion.js';
 import type { InferenceService } from './api/v1.js';
 import type { GatewayRef, HTTPRoute } from './controller/desired.js';
 import { DEFAULT_STORAGE_INITIALIZER } from './controller/desired.js';
@@ -37,6 +37,8 @@ import { Logger, parseLogLevel, type LogLevel } from './runtime/log.js';
 import { Manager } from './runtime/manager.js';
 import { LOW_PRIORITY } from './runtime/queue/workqueue.js';
 import { setupSignalHandler } from './runtime/signals.js';
+import { admissionHandler } from './runtime/webhook/admission.js';
+import { conversionHandler } from './runtime/webhook/conversion.js';
 import { realClock, sleep } from './runtime/clock.js';
 
 export const CONTROLLER_NAME = 'inferenceservice';
@@ -354,12 +356,11 @@ export async function createOperator(config: OperatorConfig, deps: OperatorDeps 
       const inferenceServices = watched(ns) && isvcs.hasSynced() ? isvcs.list(ns) : (await client.listAll<InferenceService>(ISVC, { namespace: ns })).items;
       return { annotations, inferenceServices };
     };
-    manager.webhookServer.register(CONVERSION_PATH, (body) => handleConversionReview(body));
-    manager.webhookServer.register(VALIDATION_PATH, async (body) => {
-      const request = parseAdmissionReview(body);
-      const state = await namespaceState(request.namespace ?? '');
-      return handleValidatingReview(body, (r) => validateInferenceService(r, state));
-    });
+    manager.webhookServer.register(CONVERSION_PATH, conversionHandler((obj, desired) => convertObject(obj, desired) as KubeObject));
+    manager.webhookServer.register(
+      VALIDATION_PATH,
+      admissionHandler<unknown>(async (request) => validateInferenceService(request, await namespaceState(request.namespace ?? ''))),
+    );
   }
 
   return { manager, controller, reconciler, isvcs, start: (signal) => manager.start(signal) };

@@ -1,6 +1,6 @@
 /**
- * Conversion between v1alpha1 and v1, lossless in both directions, and the ConversionReview handler
- * the conversion webhook serves.
+ * Conversion between v1alpha1 and v1, lossless in both directions (the conversion webhook serves
+ * `convertObject` through the runtime's ConversionReview handler).
  *
  * How it stays lossless: a "plain" mapping translates every field that has a home in the other
  * version (and applies the target version's schema defaults, as the apiserver would). What the
@@ -52,59 +52,6 @@ export function convertObject(obj: unknown, desiredAPIVersion: string): Inferenc
   if (from === API_VERSION_V1ALPHA1) return convertToV1(obj as InferenceServiceV1alpha1);
   if (from === API_VERSION_V1) return convertToV1alpha1(obj as InferenceService);
   throw new Error(`cannot convert from apiVersion ${JSON.stringify(from)}`);
-}
-
-// ---------------------------------------------------------------------------------------------
-// ConversionReview (apiextensions.k8s.io/v1)
-
-export interface ConversionRequest {
-  uid: string;
-  desiredAPIVersion: string;
-  objects: unknown[];
-}
-export interface ConversionResponse {
-  uid: string;
-  convertedObjects: unknown[];
-  result: { status: 'Success' | 'Failure'; message?: string };
-}
-export interface ConversionReview {
-  apiVersion: 'apiextensions.k8s.io/v1';
-  kind: 'ConversionReview';
-  request?: ConversionRequest;
-  response?: ConversionResponse;
-}
-
-/**
- * Answers a ConversionReview: the uid is echoed, objects come back in order with the desired
- * apiVersion. Any failure (a malformed review, an object that cannot be converted) is a `Failure`
- * result with a message naming the object, and no converted objects, as the apiserver expects.
- */
-export function handleConversionReview(review: unknown): ConversionReview {
-  const request = isObj(review) && isObj(review.request) ? review.request : undefined;
-  const uid = typeof request?.uid === 'string' ? request.uid : '';
-  const fail = (message: string): ConversionReview => ({
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'ConversionReview',
-    response: { uid, convertedObjects: [], result: { status: 'Failure', message } },
-  });
-  if (!isObj(review) || review.apiVersion !== 'apiextensions.k8s.io/v1' || review.kind !== 'ConversionReview')
-    return fail('expected a ConversionReview of apiVersion apiextensions.k8s.io/v1');
-  if (!request || !uid) return fail('the ConversionReview has no request or no request.uid');
-  if (typeof request.desiredAPIVersion !== 'string') return fail('request.desiredAPIVersion is missing');
-  if (!Array.isArray(request.objects)) return fail('request.objects is not a list');
-  const desired = request.desiredAPIVersion;
-  const converted: unknown[] = [];
-  for (const [i, obj] of request.objects.entries()) {
-    try {
-      converted.push(convertObject(obj, desired));
-    } catch (err) {
-      const meta = isObj(obj) && isObj(obj.metadata) ? obj.metadata : {};
-      const name = [meta.namespace, meta.name].filter((p) => typeof p === 'string').join('/') || '<unnamed>';
-      const from = isObj(obj) ? String(obj.apiVersion) : '?';
-      return fail(`converting object ${i} (${name}) from ${from} to ${desired}: ${(err as Error).message}`);
-    }
-  }
-  return { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response: { uid, convertedObjects: converted, result: { status: 'Success' } } };
 }
 
 // ---------------------------------------------------------------------------------------------

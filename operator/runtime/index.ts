@@ -63,8 +63,8 @@ export { HealthProbes, evaluateChecks, ping, type Checker, type HealthProbeServe
 export { RuntimeMetrics, RECONCILE_TIME_BUCKETS, WORKQUEUE_BUCKETS } from './metrics/registry.js';
 export { MetricsServer, type MetricsServerOptions } from './metrics/server.js';
 export { DelegatingAuth, bearerToken, type AuthDecision, type UserInfo } from './metrics/auth.js';
-export { WebhookServer, DEFAULT_WEBHOOK_CERT_DIR, type WebhookHandler, type WebhookServerOptions } from './webhook/server.js';
-export { admissionHandler, allowed, denied, errored, patched, jsonPatch, type AdmissionRequest, type AdmissionResponse, type AdmissionReview } from './webhook/admission.js';
+export { WebhookServer, WebhookBadRequest, DEFAULT_WEBHOOK_CERT_DIR, type WebhookHandler, type WebhookServerOptions } from './webhook/server.js';
+export { admissionHandler, parseAdmissionReview, allowed, denied, errored, patched, jsonPatch, type AdmissionRequest, type AdmissionResponse, type AdmissionReview } from './webhook/admission.js';
 export { conversionHandler, type ConversionReview } from './webhook/conversion.js';
 export { EventRecorder, EVENT, type EventType, type EventRecorderOptions } from './events.js';
 export { Logger, parseLogLevel, silentLogger, type LogLevel } from './log.js';

@@ -4,7 +4,7 @@
  * the original and the mutated object (controller-runtime's PatchResponseFromRaw).
  */
 import type { KubeObject } from '../kube/types.js';
-import type { WebhookHandler } from './server.js';
+import { WebhookBadRequest, type WebhookHandler } from './server.js';
 
 export interface AdmissionRequest<T = KubeObject> {
   uid: string;
@@ -52,7 +52,7 @@ export interface AdmissionReview {
 
 export const allowed = (message?: string): AdmissionResponse => ({ allowed: true, ...(message ? { status: { code: 200, message } } : {}) });
 export const denied = (message: string, code = 403, reason = 'Forbidden'): AdmissionResponse => ({ allowed: false, status: { code, message, reason } });
-export const errored = (code: number, err: Error): AdmissionResponse => ({ allowed: false, status: { code, message: err.message } });
+export const errored = (code: number, err: Error): AdmissionResponse => ({ allowed: false, status: { code, message: err.message, reason: 'InternalError' } });
 export const patched = (patchedObject: unknown, message?: string): AdmissionResponse => ({ ...allowed(message), patchedObject });
 
 export type JsonPatchOp = { op: 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
@@ -76,14 +76,24 @@ export function jsonPatch(from: unknown, to: unknown, path = ''): JsonPatchOp[] 
   return [{ op: 'replace', path: path || '', value: to }];
 }
 
-/** Wraps a function of AdmissionRequest into a webhook handler. Thrown errors answer allowed=false, code 500. */
+/** Checks the envelope and returns the request; a body that is not an AdmissionReview v1 with a request throws WebhookBadRequest (HTTP 400). */
+export function parseAdmissionReview<T = KubeObject>(body: unknown): AdmissionRequest<T> {
+  if (!isObj(body) || body.apiVersion !== 'admission.k8s.io/v1' || body.kind !== 'AdmissionReview')
+    throw new WebhookBadRequest('expected an AdmissionReview of apiVersion admission.k8s.io/v1');
+  const req = body.request;
+  if (!isObj(req) || typeof req.uid !== 'string' || req.uid === '') throw new WebhookBadRequest('the AdmissionReview has no request or no request.uid');
+  if (typeof req.operation !== 'string') throw new WebhookBadRequest('request.operation is missing');
+  return req as unknown as AdmissionRequest<T>;
+}
+
+/**
+ * Wraps a function of AdmissionRequest into a webhook handler. The uid is echoed; a function that
+ * throws denies with code 500 and its message (fail closed; the webhook's failurePolicy covers an
+ * unreachable server).
+ */
 export function admissionHandler<T = KubeObject>(fn: (req: AdmissionRequest<T>) => AdmissionResponse | Promise<AdmissionResponse>): WebhookHandler {
   return async (body) => {
-    const review = body as AdmissionReview;
-    if (review?.apiVersion !== 'admission.k8s.io/v1' || review.kind !== 'AdmissionReview' || !review.request?.uid) {
-      throw new Error('expected an admission.k8s.io/v1 AdmissionReview with a request');
-    }
-    const req = review.request as unknown as AdmissionRequest<T>;
+    const req = parseAdmissionReview<T>(body);
     let answer: AdmissionResponse;
     try {
       answer = await fn(req);

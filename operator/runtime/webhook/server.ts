@@ -16,8 +16,13 @@ import { listen, parseBindAddress, type BoundServer } from '../net.js';
 import type { CertWatcher } from '../tls/certwatcher.js';
 import { createSecureServer, type ServingCertOptions } from '../tls/serving.js';
 
-/** Takes the decoded JSON body, returns the JSON answer. */
+/** Takes the decoded JSON body, returns the JSON answer; throw WebhookBadRequest for a body that is not a review (HTTP 400). */
 export type WebhookHandler = (body: unknown, req: http.IncomingMessage) => unknown | Promise<unknown>;
+
+/** The body is JSON but not the review the handler expects: answered with HTTP 400 and the message. */
+export class WebhookBadRequest extends Error {
+  override readonly name = 'WebhookBadRequest';
+}
 
 export const DEFAULT_WEBHOOK_CERT_DIR = join(tmpdir(), 'k8s-webhook-server', 'serving-certs');
 
@@ -141,9 +146,10 @@ export class WebhookServer {
       try {
         answer = await handler(body, req);
       } catch (err) {
-        this.log.error('webhook handler failed', { webhook: path, err: err as Error });
-        code = 500;
-        res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`internal error: ${(err as Error).message}\n`);
+        const bad = err instanceof WebhookBadRequest;
+        code = bad ? 400 : 500;
+        if (!bad) this.log.error('webhook handler failed', { webhook: path, err: err as Error });
+        res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${bad ? 'bad request' : 'internal error'}: ${(err as Error).message}\n`);
         return;
       }
       res.writeHead(code, { 'Content-Type': 'application/json' }).end(JSON.stringify(answer));

@@ -85,6 +85,12 @@ describe('runtime/webhook: HTTPS webhook server with certificate hot-reload', fu
     assert.equal((await post(server.port!, '/nope', review(1), pair1.cert)).status, 404);
   });
 
+  it('answers a body that is not a review with 400, not 500', async () => {
+    const bad = await post(server.port!, '/validate-inference-olmpub-dev-v1-inferenceservice', { apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview' }, pair1.cert);
+    assert.equal(bad.status, 400);
+    assert.equal((await post(server.port!, '/convert', { kind: 'ConversionReview' }, pair1.cert)).status, 400);
+  });
+
   it('serves ConversionReview v1', async () => {
     const r = await post(
       server.port!,
@@ -101,7 +107,8 @@ describe('runtime/webhook: HTTPS webhook server with certificate hot-reload', fu
   it('counts requests per webhook and code', async () => {
     const text = await metrics.text();
     assert.match(text, /controller_runtime_webhook_requests_total\{webhook="\/validate-inference-olmpub-dev-v1-inferenceservice",code="200"\} 2/);
-    assert.match(text, /controller_runtime_webhook_latency_seconds_count\{webhook="\/convert"\} 1/);
+    assert.match(text, /controller_runtime_webhook_requests_total\{webhook="\/convert",code="400"\} 1/);
+    assert.match(text, /controller_runtime_webhook_latency_seconds_count\{webhook="\/convert"\} 2/);
     assert.match(text, /controller_runtime_webhook_requests_in_flight\{webhook="\/convert"\} 0/);
   });
 

@@ -7,7 +7,7 @@ import {
   applyMergePatch,
   convertToV1,
   convertToV1alpha1,
-  handleConversionReview,
+  convertObject,
   mergePatchDiff,
   parsePvcUri,
   pvcUri,
@@ -15,6 +15,10 @@ import {
   type InferenceServiceV1alpha1,
   withDefaults,
 } from '../../../operator/api/index.js';
+import type { ConversionReview } from '../../../operator/runtime/webhook/conversion.js';
+import { conversionHandler } from '../../../operator/runtime/webhook/conversion.js';
+import { WebhookBadRequest } from '../../../operator/runtime/webhook/server.js';
+import type { KubeObject } from '../../../operator/runtime/kube/types.js';
 import { Rng, clean, randomV1, randomV1alpha1, sampleV1, schemaErrors } from './fixtures.js';
 
 const N = 400;
@@ -224,7 +228,9 @@ describe('operator/api conversion', () => {
     });
   });
 
-  describe('ConversionReview handler', () => {
+  describe('ConversionReview handler (the runtime handler over convertObject, as the operator serves it)', () => {
+    const serve = conversionHandler((obj, desired) => convertObject(obj, desired) as KubeObject);
+    const handleConversionReview = (body: unknown) => serve(body, undefined as never) as ConversionReview;
     const review = (desiredAPIVersion: string, objects: unknown[], uid = 'abc-123') => ({
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'ConversionReview',
@@ -262,13 +268,13 @@ describe('operator/api conversion', () => {
       assert.deepEqual(out.response?.convertedObjects, []);
     });
 
-    it('fails on an unknown desired version and on a malformed review', () => {
-      assert.equal(handleConversionReview(review('inference.olmpub.dev/v2', [sampleV1()])).response?.result.status, 'Failure');
-      const bad = handleConversionReview({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview' });
-      assert.equal(bad.response?.result.status, 'Failure');
-      assert.equal(bad.response?.uid, '');
-      assert.match(handleConversionReview('nope').response!.result.message!, /expected a ConversionReview/);
-      assert.match(handleConversionReview(review(API_VERSION_V1, 'x' as unknown as unknown[])).response!.result.message!, /objects/);
+    it('fails on an unknown desired version; a malformed review is a bad request (HTTP 400)', () => {
+      const unknown = handleConversionReview(review('inference.olmpub.dev/v2', [sampleV1()]));
+      assert.equal(unknown.response?.result.status, 'Failure');
+      assert.match(unknown.response!.result.message!, /served versions are/);
+      assert.throws(() => handleConversionReview({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview' }), WebhookBadRequest);
+      assert.throws(() => handleConversionReview('nope'), /expected a ConversionReview/);
+      assert.throws(() => handleConversionReview(review(API_VERSION_V1, 'x' as unknown as unknown[])), /objects/);
     });
   });
 });

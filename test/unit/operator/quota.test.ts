@@ -4,15 +4,14 @@ import {
   checkGpuQuota,
   convertToV1alpha1,
   gpuDemand,
-  handleValidatingReview,
-  parseAdmissionReview,
   parseGpuQuota,
   peakReplicas,
   splitReplicas,
   validateInferenceService,
-  type AdmissionRequest,
   type InferenceService,
 } from '../../../operator/api/index.js';
+import { admissionHandler, type AdmissionRequest } from '../../../operator/runtime/webhook/admission.js';
+import { WebhookBadRequest } from '../../../operator/runtime/webhook/server.js';
 import { sampleV1 } from './fixtures.js';
 
 const isvc = (name: string, gpus: number, maxReplicas = 1, extra: Partial<InferenceService['spec']> = {}) =>
@@ -106,41 +105,46 @@ describe('operator/api GPU quota', () => {
 });
 
 describe('operator/api admission', () => {
-  const request = (over: Partial<AdmissionRequest>): AdmissionRequest => ({
+  const request = (over: Partial<AdmissionRequest<unknown>>): AdmissionRequest<unknown> => ({
     uid: 'uid-1',
+    userInfo: { username: 'alice' },
     kind: { group: 'inference.olmpub.dev', version: 'v1', kind: 'InferenceService' },
     resource: { group: 'inference.olmpub.dev', version: 'v1', resource: 'inferenceservices' },
     namespace: 'team-a',
     operation: 'CREATE',
     ...over,
   });
-  const review = (req: AdmissionRequest) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: req });
+  const review = (req: AdmissionRequest<unknown>) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: req });
   const ns = { annotations: { [GPU_QUOTA_ANNOTATION]: '4' }, inferenceServices: [isvc('a', 2, 1)] };
+  // what the operator registers at its validation path, with the namespace lookup fixed
+  const quotaWebhook = admissionHandler<unknown>((r) => validateInferenceService(r, ns));
+  type Answer = { response: { uid: string; allowed: boolean; status?: { code: number; reason: string; message: string }; warnings?: string[] } };
 
-  it('wraps a verdict in an AdmissionReview response, echoing the uid', () => {
-    const ok = handleValidatingReview(review(request({ object: isvc('new', 2) })), (r) => validateInferenceService(r, ns));
+  it('answers an AdmissionReview through the runtime handler, echoing the uid', async () => {
+    const ok = await quotaWebhook(review(request({ object: isvc('new', 2) })), undefined as never);
     assert.deepEqual(ok, { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'uid-1', allowed: true } });
-    const denied = handleValidatingReview(review(request({ object: isvc('new', 3) })), (r) => validateInferenceService(r, ns));
-    assert.equal(denied.response?.uid, 'uid-1');
-    assert.equal(denied.response?.allowed, false);
-    assert.equal(denied.response?.status?.code, 403);
-    assert.equal(denied.response?.status?.reason, 'Forbidden');
-    assert.match(denied.response!.status!.message, /needs 3 GPUs/);
+    const denied = (await quotaWebhook(review(request({ object: isvc('new', 3) })), undefined as never)) as Answer;
+    assert.equal(denied.response.uid, 'uid-1');
+    assert.equal(denied.response.allowed, false);
+    assert.equal(denied.response.status?.code, 403);
+    assert.equal(denied.response.status?.reason, 'Forbidden');
+    assert.match(denied.response.status!.message, /needs 3 GPUs/);
   });
 
-  it('carries warnings and turns a throwing validator into a 500 denial', () => {
-    const warned = handleValidatingReview(review(request({})), () => ({ allowed: true, warnings: ['careful'] }));
-    assert.deepEqual(warned.response?.warnings, ['careful']);
-    const thrown = handleValidatingReview(review(request({})), () => {
-      throw new Error('boom');
-    });
-    assert.deepEqual(thrown.response?.status, { code: 500, reason: 'InternalError', message: 'validation failed: boom' });
+  it('carries the over-quota warning of a change that adds no GPUs', async () => {
+    const over = { annotations: { [GPU_QUOTA_ANNOTATION]: '1' }, inferenceServices: [isvc('a', 2, 1)] };
+    const answer = (await admissionHandler<unknown>((r) => validateInferenceService(r, over))(
+      review(request({ operation: 'UPDATE', object: isvc('a', 2, 1, { runtime: { image: 'example.com/rt:2' } }), oldObject: isvc('a', 2, 1) })),
+      undefined as never,
+    )) as Answer;
+    assert.equal(answer.response.allowed, true);
+    assert.match(answer.response.warnings![0]!, /over its GPU quota/);
   });
 
-  it('rejects a malformed review so the server can answer 400', () => {
-    assert.throws(() => parseAdmissionReview({ apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', request: { uid: 'x' } }), /admission\.k8s\.io\/v1/);
-    assert.throws(() => parseAdmissionReview({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: {} }), /uid/);
-    assert.throws(() => handleValidatingReview(null, () => ({ allowed: true })), { name: 'BadAdmissionReview' });
+  it('rejects a malformed review as a bad request (HTTP 400)', async () => {
+    await assert.rejects(async () => quotaWebhook({ apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', request: { uid: 'x', operation: 'CREATE' } }, undefined as never), WebhookBadRequest);
+    await assert.rejects(async () => quotaWebhook({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: {} }, undefined as never), /uid/);
+    await assert.rejects(async () => quotaWebhook(null, undefined as never), /expected an AdmissionReview/);
   });
 
   it('never blocks deletes, subresource writes or finalizer removal on a deleting object', () => {
@@ -157,11 +161,11 @@ describe('operator/api admission', () => {
     const alphaExisting = convertToV1alpha1(isvc('a', 2));
     const d = validateInferenceService(request({ object: alphaNew }), { annotations: { [GPU_QUOTA_ANNOTATION]: '4' }, inferenceServices: [alphaExisting] });
     assert.equal(d.allowed, false);
-    if (!d.allowed) assert.match(d.message, /needs 3 GPUs.*2 are already claimed/);
+    assert.match(d.status!.message!, /needs 3 GPUs.*2 are already claimed/);
   });
 
   it('answers 400 when the object is not an InferenceService', () => {
     const d = validateInferenceService(request({ object: 'nope' }), ns);
-    assert.deepEqual(d, { allowed: false, code: 400, reason: 'BadRequest', message: 'request.object is not an InferenceService' });
+    assert.deepEqual(d, { allowed: false, status: { code: 400, reason: 'BadRequest', message: 'request.object is not an InferenceService' } });
   });
 });

@@ -44,7 +44,7 @@ describe('runtime/webhook: admission and conversion', () => {
       throw new Error('quota lookup failed');
     });
     const out = (await h(review({}), undefined as never)) as { response: { allowed: boolean; status: { code: number; message: string } } };
-    assert.deepEqual(out.response.status, { code: 500, message: 'quota lookup failed' });
+    assert.deepEqual(out.response.status, { code: 500, message: 'quota lookup failed', reason: 'InternalError' });
   });
 
   it('jsonPatch escapes keys and removes, adds and replaces', () => {
@@ -68,7 +68,7 @@ describe('runtime/webhook: admission and conversion', () => {
     const bad = conversionHandler(() => {
       throw new Error('no home for field x');
     })(req([{ apiVersion: 'g/v1alpha1', kind: 'K' }]), undefined as never) as { response: { result: { status: string; message: string } } };
-    assert.deepEqual(bad.response.result, { status: 'Failure', message: 'no home for field x' });
+    assert.deepEqual(bad.response.result, { status: 'Failure', message: 'converting object 0 (<unnamed>) from g/v1alpha1 to g/v1: no home for field x' });
   });
 });
 
