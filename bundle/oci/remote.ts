@@ -542,7 +542,7 @@ export class RemoteRepository implements Store {
           continue; // auth was only just negotiated; no backoff needed
         }
         const wait = retryDelay(this.client.policy, failures, {}, this.client.clock);
-        if (wait < 0) throw err instanceof RestartUpload ? environmentError('oci-upload-failed', `${this.description}: upload of ${desc.digest} kept failing`) : err;
+        if (wait < 0) throw err instanceof RestartUpload ? environmentError('oci-upload-failed', `${this.description}: upload of ${desc.digest} kept failing (last: ${err.message})`) : err;
         failures++;
         await this.client.clock.sleep(wait, options.signal);
       }
@@ -634,7 +634,13 @@ export class RemoteRepository implements Store {
           options.onProgress?.(offset, desc.size);
           continue;
         }
-        if (res && res.status !== 416 && !isRetryableStatus(res.status)) throw await this.client.httpFailure(res, `PATCH upload of ${desc.digest}`);
+        if (res && res.status !== 416 && !isRetryableStatus(res.status)) {
+          const failure = await this.client.httpFailure(res, `PATCH upload of ${desc.digest}`);
+          // The registry dropped the session (docker-registry invalidates one whose stored size no longer
+          // matches its state, e.g. after part of a dropped PATCH landed, sometimes only at the next PATCH).
+          if (res.status === 404 && /BLOB_UPLOAD_(UNKNOWN|INVALID)/.test(failure.message)) throw new RestartUpload(failure.message);
+          throw failure;
+        }
         const retryAfter = res ? header(res, 'retry-after') : undefined;
         const status = res?.status;
         if (res) await discard(res);

@@ -8,7 +8,7 @@ import type { AddressInfo, Socket } from 'node:net';
 
 export type Fault =
   /** Answer with this status (and headers) instead of forwarding. */
-  | { kind: 'status'; status: number; headers?: Record<string, string> }
+  | { kind: 'status'; status: number; headers?: Record<string, string>; errorCode?: string }
   /** Read `afterBytes` of the request body, then drop the connection without forwarding anything. */
   | { kind: 'drop-before-forward'; afterBytes: number }
   /** Forward `afterBytes` of the request body, then drop both connections. */
@@ -65,7 +65,7 @@ export class FaultProxy {
       req.resume();
       req.on('end', () => {
         res.writeHead(fault.status, { 'Content-Type': 'application/json', ...fault.headers });
-        res.end(JSON.stringify({ errors: [{ code: 'INJECTED', message: `injected ${fault.status}` }] }));
+        res.end(JSON.stringify({ errors: [{ code: fault.errorCode ?? 'INJECTED', message: `injected ${fault.status}` }] }));
       });
       return;
     }
