@@ -44,13 +44,19 @@ function findCommand(argv: string[]): { command: Command; rest: string[] } | und
   return implied ? { command: implied, rest: argv.slice(1) } : undefined;
 }
 
-export async function main(argv: string[]): Promise<number> {
+/** Where a run writes: the process's streams, or captures (tests run commands in-process this way). */
+export interface CliIO {
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+}
+
+export async function main(argv: string[], io: CliIO = process): Promise<number> {
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
-    process.stdout.write(topHelp());
+    io.stdout.write(topHelp());
     return argv.length === 0 ? EXIT_CODES.usage : 0;
   }
   if (argv[0] === '--version' || argv[0] === 'version') {
-    process.stdout.write(`olmpub ${pkg.version}\n`);
+    io.stdout.write(`olmpub ${pkg.version}\n`);
     return 0;
   }
   const found = findCommand(argv);
@@ -59,7 +65,7 @@ export async function main(argv: string[]): Promise<number> {
     const hint = nounCommands.length
       ? `"${argv[0]}" takes one of: ${nounCommands.map((c) => c.verb).join(', ')}`
       : 'run "olmpub --help" to list the commands';
-    return fail(usageError('unknown-command', `unknown command "${argv.slice(0, 2).join(' ')}"`, { hint }), 'text');
+    return fail(usageError('unknown-command', `unknown command "${argv.slice(0, 2).join(' ')}"`, { hint }), 'text', io);
   }
   const { command, rest } = found;
   const options: Record<string, OptionSpec> = { ...(command.options ?? {}), ...GLOBAL_OPTIONS, ...(command.structuredOutput ? { output: OUTPUT_OPTION } : {}) };
@@ -83,10 +89,10 @@ export async function main(argv: string[]): Promise<number> {
       ),
     });
   } catch (err) {
-    return fail(usageError('bad-arguments', (err as Error).message, { hint: `run "olmpub ${command.noun} ${command.verb} --help"`.replace('  ', ' ') }), 'text');
+    return fail(usageError('bad-arguments', (err as Error).message, { hint: `run "olmpub ${command.noun} ${command.verb} --help"`.replace('  ', ' ') }), 'text', io);
   }
   if (parsed.values.help) {
-    process.stdout.write(commandHelp(command));
+    io.stdout.write(commandHelp(command));
     return 0;
   }
   const values = { ...parsed.values } as CommandContext["values"];
@@ -95,19 +101,19 @@ export async function main(argv: string[]): Promise<number> {
   let output: ReturnType<typeof parseOutputFormat> = 'text';
   try {
     output = parseOutputFormat(values.output as string | undefined);
-    const code = await command.run({ values, positionals: parsed.positionals, output, stdout: process.stdout, stderr: process.stderr });
+    const code = await command.run({ values, positionals: parsed.positionals, output, stdout: io.stdout, stderr: io.stderr });
     return code ?? 0;
   } catch (err) {
-    return fail(err, output);
+    return fail(err, output, io);
   }
 }
 
-function fail(err: unknown, output: 'text' | 'json' | 'yaml'): number {
+function fail(err: unknown, output: 'text' | 'json' | 'yaml', io: CliIO): number {
   if (err instanceof OlmpubError) {
-    if (output === 'json') process.stdout.write(JSON.stringify({ passed: false, error: err.toJSON() }, null, 2) + '\n');
-    else process.stderr.write(redactSecrets(`error: ${formatErrorTree(err)}`) + '\n');
+    if (output === 'json') io.stdout.write(JSON.stringify({ passed: false, error: err.toJSON() }, null, 2) + '\n');
+    else io.stderr.write(redactSecrets(`error: ${formatErrorTree(err)}`) + '\n');
     return err.exitCode;
   }
-  process.stderr.write(redactSecrets(`internal error: ${(err as Error)?.stack ?? String(err)}`) + '\n');
+  io.stderr.write(redactSecrets(`internal error: ${(err as Error)?.stack ?? String(err)}`) + '\n');
   return EXIT_CODES.internal;
 }

@@ -6,12 +6,9 @@
  * Deterministic: bundle/image's tar writer and gzip, a fixed mtime. The deflate stream is zlib's, so the
  * bytes differ from Helm's (Go's compress/flate); the tar content is the same.
  */
-import { createGunzip } from 'node:zlib';
-import { Readable } from 'node:stream';
-import tar from 'tar-stream';
 import { validationError } from '../../lib/errors.js';
 import { gzipBytes, GZIP_HEADER } from '../image/gzip.js';
-import { sourceDateEpoch, tarStream, type LayerEntry } from '../image/tar.js';
+import { readTar, sourceDateEpoch, tarStream, type LayerEntry, type TarEntry } from '../image/tar.js';
 import { readAll } from '../oci/store.js';
 
 /** The extra field and comment `helm package` puts in the gzip header. */
@@ -71,35 +68,5 @@ export async function packageChart(name: string, files: readonly ChartFile[], op
   return withHelmGzipHeader(await gzipBytes(tarBytes));
 }
 
-export interface ArchiveEntry {
-  name: string;
-  type: string;
-  mode: number;
-  mtime: number;
-  uid: number;
-  gid: number;
-  content: Buffer;
-}
-
 /** Reads a chart archive's entries (for checks and tests). */
-export async function readChartArchive(tgz: Uint8Array): Promise<ArchiveEntry[]> {
-  const extract = tar.extract();
-  const out: ArchiveEntry[] = [];
-  const done = new Promise<void>((resolve, reject) => {
-    extract.on('entry', (h, stream, next) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: unknown) => chunks.push(c as Buffer));
-      stream.on('end', () => {
-        out.push({ name: h.name, type: h.type ?? 'file', mode: h.mode ?? 0, mtime: Math.floor((h.mtime?.getTime() ?? 0) / 1000), uid: h.uid ?? 0, gid: h.gid ?? 0, content: Buffer.concat(chunks) });
-        next();
-      });
-    });
-    extract.on('finish', resolve);
-    extract.on('error', reject);
-  });
-  const gunzip = createGunzip();
-  gunzip.on('error', (err) => extract.destroy(err));
-  Readable.from([Buffer.from(tgz)]).pipe(gunzip).pipe(extract);
-  await done;
-  return out;
-}
+export const readChartArchive = (tgz: Uint8Array): Promise<TarEntry[]> => readTar(tgz, { gzip: true });

@@ -6,7 +6,8 @@
 import { createReadStream } from 'node:fs';
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import { join, posix } from 'node:path';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import tar from 'tar-stream';
 import { validationError } from '../../lib/errors.js';
 
@@ -178,5 +179,55 @@ export function tarStream(entries: LayerEntry[], options: TarOptions = {}): Read
     }
     pack.finalize();
   })().catch((err: unknown) => out.destroy(err as Error));
+  return out;
+}
+
+/** One entry of a tar read back whole (archives small enough to hold in memory: charts, test layers). */
+export interface TarEntry {
+  name: string;
+  type: string;
+  mode: number;
+  /** Seconds since the epoch. */
+  mtime: number;
+  uid: number;
+  gid: number;
+  uname: string;
+  content: Buffer;
+}
+
+/** Reads every entry of a tar, or of a gzipped tar with `gzip: true`, in archive order. */
+export async function readTar(bytes: Uint8Array, options: { gzip?: boolean } = {}): Promise<TarEntry[]> {
+  const extract = tar.extract();
+  const out: TarEntry[] = [];
+  const done = new Promise<void>((resolve, reject) => {
+    extract.on('entry', (h, stream, next) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: unknown) => chunks.push(c as Buffer));
+      stream.on('end', () => {
+        out.push({
+          name: h.name,
+          type: h.type ?? 'file',
+          mode: h.mode ?? 0,
+          mtime: Math.floor((h.mtime?.getTime() ?? 0) / 1000),
+          uid: h.uid ?? 0,
+          gid: h.gid ?? 0,
+          uname: h.uname ?? '',
+          content: Buffer.concat(chunks),
+        });
+        next();
+      });
+    });
+    extract.on('finish', resolve);
+    extract.on('error', reject);
+  });
+  const source = Readable.from([Buffer.from(bytes)]);
+  if (options.gzip) {
+    const gunzip = createGunzip();
+    gunzip.on('error', (err) => extract.destroy(err));
+    source.pipe(gunzip).pipe(extract);
+  } else {
+    source.pipe(extract);
+  }
+  await done;
   return out;
 }

@@ -6,11 +6,9 @@
  * chart (title, version, description, url, source, authors, created, and Chart.yaml's own annotations),
  * tag = version with `+` → `_`.
  */
-import { createGunzip } from 'node:zlib';
-import { Readable } from 'node:stream';
-import tar from 'tar-stream';
 import YAML from 'yaml';
 import { validationError } from '../../lib/errors.js';
+import { readTar, type TarEntry } from '../image/tar.js';
 import { Annotation, MediaType, goJSON, type Descriptor, type ImageManifest } from './content.js';
 import { sha256 } from './digest.js';
 import { helmTag } from './reference.js';
@@ -62,43 +60,24 @@ export function escapeNonASCII(value: string): string {
 }
 
 /** Reads Chart.yaml (the top-level chart's, `<name>/Chart.yaml`) and its mtime out of a chart archive. */
-export async function readChartYaml(tgz: Uint8Array): Promise<{ metadata: ChartMetadata; mtime?: Date }> {
-  const extract = tar.extract();
-  const found: { text?: string; mtime?: Date } = {};
-  const done = new Promise<void>((resolve, reject) => {
-    extract.on('entry', (headers, stream, next) => {
-      const parts = headers.name.replace(/^\.\//, '').split('/');
-      if (!found.text && parts.length === 2 && parts[1] === 'Chart.yaml') {
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: unknown) => chunks.push(c as Buffer));
-        stream.on('end', () => {
-          found.text = Buffer.concat(chunks).toString('utf8');
-          if (headers.mtime) found.mtime = headers.mtime;
-          next();
-        });
-      } else {
-        stream.on('end', () => next());
-        stream.resume();
-      }
-    });
-    extract.on('finish', resolve);
-    extract.on('error', reject);
-  });
-  const gunzip = createGunzip();
-  gunzip.on('error', (err) => extract.destroy(err));
-  Readable.from([Buffer.from(tgz)]).pipe(gunzip).pipe(extract);
+export async function readChartYaml(tgz: Uint8Array): Promise<{ metadata: ChartMetadata; mtime: Date }> {
+  let entries: TarEntry[];
   try {
-    await done;
+    entries = await readTar(tgz, { gzip: true });
   } catch (err) {
     throw validationError('helm-bad-archive', `the chart archive cannot be read: ${(err as Error).message}`);
   }
-  if (!found.text) throw validationError('helm-bad-archive', 'the chart archive has no <name>/Chart.yaml');
-  const raw = YAML.parse(found.text) as Record<string, unknown> | null;
+  const chartYaml = entries.find((e) => {
+    const parts = e.name.replace(/^\.\//, '').split('/');
+    return parts.length === 2 && parts[1] === 'Chart.yaml';
+  });
+  if (!chartYaml) throw validationError('helm-bad-archive', 'the chart archive has no <name>/Chart.yaml');
+  const raw = YAML.parse(chartYaml.content.toString('utf8')) as Record<string, unknown> | null;
   if (!raw || typeof raw !== 'object') throw validationError('helm-bad-chart', 'Chart.yaml is not a mapping');
   for (const key of ['apiVersion', 'name', 'version'] as const) {
     if (typeof raw[key] !== 'string' || !raw[key]) throw validationError('helm-bad-chart', `Chart.yaml: ${key} is required`, { place: `Chart.yaml:${key}` });
   }
-  return { metadata: raw as unknown as ChartMetadata, ...(found.mtime ? { mtime: found.mtime } : {}) };
+  return { metadata: raw as unknown as ChartMetadata, mtime: new Date(chartYaml.mtime * 1000) };
 }
 
 /** Chart metadata as Helm's `json.Marshal(chart.Metadata)`: Go field order, omitempty, sanitised strings. */
@@ -185,7 +164,7 @@ export async function helmChartArtifact(tgz: Uint8Array, options: { provenance?:
     layers.push({ descriptor: { mediaType: MediaType.HelmProvenance, digest: sha256(prov), size: prov.length }, bytes: prov });
     layers.sort((a, b) => (a.descriptor.digest < b.descriptor.digest ? -1 : 1));
   }
-  const created = rfc3339(options.created ?? mtime ?? new Date(0));
+  const created = rfc3339(options.created ?? mtime);
   const json: ImageManifest = {
     schemaVersion: 2,
     config: config.descriptor,

@@ -187,6 +187,23 @@ function applyEdit(text: string, tpl: CatalogTemplate, edit: TemplateEdit, notes
     fallback();
     return { text: doc.toString(), summary };
   };
+  /** Adds `{<key>: value, message}` to deprecations.<list>, or updates the message of the entry already there. */
+  const deprecateEntry = (list: 'bundles' | 'channels', key: string, value: string, what: string, existing: { message: string } | undefined, message: string) => {
+    if (existing?.message === message) {
+      notes.push(`${what} is already deprecated with that message`);
+      return { text, summary: [] };
+    }
+    return done(
+      deprecationTarget(text, doc, list, { [key]: value, message }, key, value),
+      () => {
+        const seq = seqAt(doc, ['deprecations', list]);
+        const item = findItem(seq, key, value);
+        if (item) item.set('message', message);
+        else seq.add(doc.createNode({ [key]: value, message }));
+      },
+      [existing ? `${what}: deprecation message updated` : `${what} deprecated`],
+    );
+  };
   switch (edit.kind) {
     case 'promote': {
       const v = tpl.versions.find((x) => x.version === edit.version);
@@ -209,37 +226,11 @@ function applyEdit(text: string, tpl: CatalogTemplate, edit: TemplateEdit, notes
         throw usageError('unknown-version', `version ${edit.version} is not in the template`, { hint: `deprecate one of: ${tpl.versions.map((x) => x.version).join(', ') || '(none)'}` });
       }
       const existing = tpl.deprecations.bundles.find((d) => d.version === edit.version);
-      if (existing?.message === edit.message) {
-        notes.push(`version ${edit.version} is already deprecated with that message`);
-        return { text, summary: [] };
-      }
-      return done(
-        deprecationTarget(text, doc, 'bundles', { version: edit.version, message: edit.message }, 'version', edit.version),
-        () => {
-          const seq = seqAt(doc, ['deprecations', 'bundles']);
-          const item = findItem(seq, 'version', edit.version);
-          if (item) item.set('message', edit.message);
-          else seq.add(doc.createNode({ version: edit.version, message: edit.message }));
-        },
-        [existing ? `version ${edit.version}: deprecation message updated` : `version ${edit.version} deprecated`],
-      );
+      return deprecateEntry('bundles', 'version', edit.version, `version ${edit.version}`, existing, edit.message);
     }
     case 'deprecate-channel': {
       const existing = tpl.deprecations.channels.find((d) => d.name === edit.channel);
-      if (existing?.message === edit.message) {
-        notes.push(`channel ${edit.channel} is already deprecated with that message`);
-        return { text, summary: [] };
-      }
-      return done(
-        deprecationTarget(text, doc, 'channels', { name: edit.channel, message: edit.message }, 'name', edit.channel),
-        () => {
-          const seq = seqAt(doc, ['deprecations', 'channels']);
-          const item = findItem(seq, 'name', edit.channel);
-          if (item) item.set('message', edit.message);
-          else seq.add(doc.createNode({ name: edit.channel, message: edit.message }));
-        },
-        [existing ? `channel ${edit.channel}: deprecation message updated` : `channel ${edit.channel} deprecated`],
-      );
+      return deprecateEntry('channels', 'name', edit.channel, `channel ${edit.channel}`, existing, edit.message);
     }
     case 'deprecate-package': {
       if (tpl.deprecations.package?.message === edit.message) {

@@ -7,8 +7,8 @@ import { realClock, sleep, type Clock, type TimerHandle } from '../clock.js';
 import type { KubeClient } from '../kube/client.js';
 import { objectKey, type KubeObject, type TypeRef } from '../kube/types.js';
 import { silentLogger, type Logger } from '../log.js';
-import { Backoff, type BackoffOptions } from '../backoff.js';
-import { Reflector, type ReflectorStats } from './reflector.js';
+import { Backoff } from '../backoff.js';
+import { Reflector, type ReflectorOptions, type ReflectorStats } from './reflector.js';
 import { deepFreeze, Store, type IndexFunc } from './store.js';
 
 export interface EventHandler<T extends KubeObject = KubeObject> {
@@ -19,23 +19,15 @@ export interface EventHandler<T extends KubeObject = KubeObject> {
   onDelete?(obj: T): void;
 }
 
-export interface InformerOptions<T extends KubeObject = KubeObject> {
+/** The reflector's options (passed to each reflector as they are), plus what the informer adds. */
+export interface InformerOptions<T extends KubeObject = KubeObject> extends Omit<ReflectorOptions, 'client' | 'type' | 'namespace'> {
   /** Namespaces to watch; empty or undefined: all namespaces with one watch. */
   namespaces?: string[];
-  labelSelector?: string;
-  fieldSelector?: string;
   indexers?: Record<string, IndexFunc<T>>;
   /** Replays the cache to handlers this often (±5 % jitter). 0 or undefined: never. */
   resyncPeriodMs?: number;
   /** Applied to every object before it is stored (e.g. drop managedFields to save memory). */
   transform?: (obj: T) => T;
-  pageSize?: number;
-  minWatchTimeoutSeconds?: number;
-  watchInactivityGraceMs?: number;
-  backoff?: BackoffOptions;
-  clock?: Clock;
-  random?: () => number;
-  logger?: Logger;
 }
 
 export class Informer<T extends KubeObject = KubeObject> {
@@ -69,24 +61,11 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private makeReflectors(namespaced: boolean): void {
     const scopes: (string | undefined)[] = namespaced && this.options.namespaces?.length ? [...new Set(this.options.namespaces)] : [undefined];
-    const options = this.options;
+    const { namespaces: _n, indexers: _i, resyncPeriodMs: _r, transform: _t, ...reflectorOptions } = this.options;
     this.reflectorList = scopes.map((namespace) => {
       let synced = false;
       return new Reflector<T>(
-        {
-          client: this.client,
-          type: this.type,
-          namespace,
-          labelSelector: options.labelSelector,
-          fieldSelector: options.fieldSelector,
-          pageSize: options.pageSize,
-          minWatchTimeoutSeconds: options.minWatchTimeoutSeconds,
-          watchInactivityGraceMs: options.watchInactivityGraceMs,
-          backoff: options.backoff,
-          clock: this.clock,
-          random: this.random,
-          logger: this.log,
-        },
+        { ...reflectorOptions, client: this.client, type: this.type, namespace, clock: this.clock, random: this.random, logger: this.log },
         {
           onList: (items, initial) => {
             this.onList(items, initial, namespace);

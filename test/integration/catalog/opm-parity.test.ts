@@ -6,32 +6,17 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import YAML from 'yaml';
-import { REPO_ROOT, toolBin } from '../../support/env.js';
+import { toolBin } from '../../support/env.js';
+import { CATALOG_FIXTURES, catalogCorpus } from '../../support/fbc.js';
 import { formatErrorTree } from '../../../lib/errors.js';
 import { loadCatalogDir } from '../../../catalog/fbc/load.js';
 import { renderCatalogFiles } from '../../../catalog/fbc/write.js';
 import { validateCatalog } from '../../../catalog/validate/validate.js';
 import { parseMermaidStructure, renderMermaid } from '../../../catalog/graph/mermaid.js';
 
-const FIXTURES = join(REPO_ROOT, 'test/fixtures/catalogs');
-
-interface Expect {
-  description: string;
-  opm: 'pass' | 'fail';
-  olmv1?: 'pass' | 'fail';
-  message?: string;
-  opmMessage?: string;
-  code?: string;
-}
-
-const cases = ['valid', 'invalid'].flatMap((kind) =>
-  readdirSync(join(FIXTURES, kind))
-    .sort()
-    .map((name) => ({ kind, name, dir: join(FIXTURES, kind, name, 'catalog'), expect: YAML.parse(readFileSync(join(FIXTURES, kind, name, 'expect.yaml'), 'utf8')) as Expect })),
-);
+const cases = catalogCorpus();
 
 let opmPath = '';
 function opm(...args: string[]): { code: number; stdout: string; stderr: string } {
@@ -103,7 +88,7 @@ describe('catalog: parity with the real opm', function () {
   });
 
   it('a catalog rendered by olmpub from its template round-trips through opm unchanged', async () => {
-    const dir = join(FIXTURES, 'valid/rendered-template/catalog');
+    const dir = join(CATALOG_FIXTURES, 'valid/rendered-template/catalog');
     const real = opm('render', dir, '-o', 'json');
     assert.equal(real.code, 0, real.stderr);
     assert.equal(real.stdout, readFileSync(join(dir, 'inference-operator/catalog.json'), 'utf8'));

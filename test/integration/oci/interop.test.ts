@@ -16,7 +16,7 @@ import { dockerCredentials } from '../../../bundle/oci/credentials.js';
 import { bufferSource, readAll } from '../../../bundle/oci/store.js';
 import { buildImage } from '../../../bundle/image/build.js';
 import { unpackImage } from '../../../bundle/image/unpack.js';
-import { entriesFromFiles, normalizeEntries, tarStream } from '../../../bundle/image/tar.js';
+import { entriesFromFiles, normalizeEntries, readTar, tarStream } from '../../../bundle/image/tar.js';
 import { client, dockerConfigDir, mustTool, registries, tempDir, tool, uniqueRepo } from './support.js';
 
 describe('oci integration: interoperability with crane, oras and helm', function () {
@@ -58,7 +58,7 @@ describe('oci integration: interoperability with crane, oras and helm', function
       assert.equal(await mustTool('crane', ['config', ref, '--insecure', '--platform', 'linux/amd64']), built.config.bytes.toString());
       const exported = join(work.dir, 'crane-export.tar');
       await mustTool('crane', ['export', ref, exported, '--insecure', '--platform', 'linux/amd64']);
-      const names = await listTarNames(await readFile(exported));
+      const names = (await readTar(await readFile(exported))).map((e) => e.name);
       for (const f of ['app/main.js', 'app/bin/run', 'etc/olmpub/config.yaml']) assert.ok(names.some((n) => n.replace(/^\.?\//, '') === f), `${f} in ${names.join(',')}`);
       // crane also reads the OCI layout olmpub writes, and pushes it unchanged.
       const ref2 = `${env.registry}/${uniqueRepo('crane-push-layout')}:v1`;
@@ -229,22 +229,3 @@ describe('oci integration: interoperability with crane, oras and helm', function
     });
   });
 });
-
-async function listTarNames(bytes: Buffer): Promise<string[]> {
-  const tar = (await import('tar-stream')).default;
-  const { Readable } = await import('node:stream');
-  const names: string[] = [];
-  const extract = tar.extract();
-  extract.on('entry', (h, s, next) => {
-    names.push(h.name);
-    s.on('end', () => next());
-    s.resume();
-  });
-  const done = new Promise((resolve, reject) => {
-    extract.on('finish', () => resolve(undefined));
-    extract.on('error', reject);
-  });
-  Readable.from([bytes]).pipe(extract as unknown as NodeJS.WritableStream);
-  await done;
-  return names;
-}

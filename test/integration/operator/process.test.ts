@@ -129,10 +129,11 @@ describe('operator/process: olmpub operator run (child process, real apiserver)'
     assert.notEqual(metricValue(r.body, 'workqueue_depth', { name: 'inferenceservice' }), undefined);
   });
 
-  it('the GPU quota webhook, called by the apiserver, rejects an over-quota InferenceService with a clear message', async () => {
-    await c.create({
+  /** The quota webhook as the operator's install registers it, pointed at this process and this test's namespace. */
+  const quotaWebhookConfiguration = (name: string, extra: Record<string, unknown>): KubeObject =>
+    ({
       ...VWC,
-      metadata: { name: vwcName },
+      metadata: { name },
       webhooks: [
         {
           name: 'gpu-quota.inference.olmpub.dev',
@@ -142,10 +143,13 @@ describe('operator/process: olmpub operator run (child process, real apiserver)'
           failurePolicy: 'Fail',
           sideEffects: 'None',
           admissionReviewVersions: ['v1'],
-          timeoutSeconds: 10,
+          ...extra,
         },
       ],
-    } as KubeObject);
+    }) as KubeObject;
+
+  it('the GPU quota webhook, called by the apiserver, rejects an over-quota InferenceService with a clear message', async () => {
+    await c.create(quotaWebhookConfiguration(vwcName, { timeoutSeconds: 10 }));
     // `small` holds 1 GPU of 4. A dry run of 4 more is rejected once the apiserver has picked the webhook up.
     const over = inferenceService('big', ns, { resources: { gpu: { count: 2 } }, scaling: { minReplicas: 1, maxReplicas: 2, replicas: 1 } });
     const rejection = await eventually('the webhook to be in force', async () => {
@@ -200,23 +204,8 @@ describe('operator/process: olmpub operator run (child process, real apiserver)'
     assert.ok(stuck.metadata?.deletionTimestamp, 'Terminating: nobody removes the finalizer');
 
     // The quota webhook as installed, but its server is gone (failurePolicy Fail).
-    const webhook = (matchConditions?: unknown[]) => ({
-      ...VWC,
-      metadata: { name: deadVwcName },
-      webhooks: [
-        {
-          name: 'gpu-quota.inference.olmpub.dev',
-          clientConfig: { url: `https://127.0.0.1:${webhookPort}${VALIDATION_PATH}`, caBundle: certs.caBundle },
-          rules: [{ apiGroups: ['inference.olmpub.dev'], apiVersions: ['v1', 'v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['inferenceservices'], scope: 'Namespaced' }],
-          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
-          failurePolicy: 'Fail',
-          sideEffects: 'None',
-          admissionReviewVersions: ['v1'],
-          ...(matchConditions ? { matchConditions } : {}),
-        },
-      ],
-    });
-    await c.apply(webhook() as KubeObject, { fieldManager: 'olmpub-test' });
+    const webhook = (matchConditions?: unknown[]) => quotaWebhookConfiguration(deadVwcName, matchConditions ? { matchConditions } : {});
+    await c.apply(webhook(), { fieldManager: 'olmpub-test' });
     const rescue = () => c.patch(ISVC, 'orphaned', ns, { metadata: { finalizers: null } }, 'merge');
     const blocked = await eventually('the dead webhook to block the rescue', async () => {
       try {
@@ -230,7 +219,7 @@ describe('operator/process: olmpub operator run (child process, real apiserver)'
     await assert.rejects(rescue(), (err: unknown) => err instanceof KubeApiError && /failed calling webhook/.test(err.apiStatus.message ?? ''));
 
     // With a matchCondition that skips objects being deleted, the same webhook lets the rescue through.
-    await c.apply(webhook([{ name: 'not-being-deleted', expression: '!has(object.metadata.deletionTimestamp)' }]) as KubeObject, { fieldManager: 'olmpub-test' });
+    await c.apply(webhook([{ name: 'not-being-deleted', expression: '!has(object.metadata.deletionTimestamp)' }]), { fieldManager: 'olmpub-test' });
     await eventually('the rescue to pass', async () => (await rescue().then(() => true, () => false)), 30_000);
     await eventually('the object gone', async () => !(await c.tryGet(ISVC, 'orphaned', ns)), 30_000);
     await assert.rejects(c.create(inferenceService('probe', ns), { dryRun: true }), /failed calling webhook/, 'the webhook still guards live objects');

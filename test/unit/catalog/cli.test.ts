@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
-import { parseArgs } from 'node:util';
 import { Writable } from 'node:stream';
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../support/env.js';
-import { OlmpubError, formatErrorTree } from '../../../lib/errors.js';
-import { parseOutputFormat } from '../../../lib/output.js';
-import { commandHelp, GLOBAL_OPTIONS, OUTPUT_OPTION, type CommandContext } from '../../../cli/command.js';
 import { CATALOG_COMMANDS } from '../../../cli/commands/catalog.js';
+import { main } from '../../../cli/main.js';
 
 const TPL = join(REPO_ROOT, 'test/fixtures/catalogs/templates');
 const FIX = join(REPO_ROOT, 'test/fixtures/catalogs');
@@ -21,37 +18,12 @@ class Capture extends Writable {
   }
 }
 
-/**
- * Runs `olmpub catalog <verb> ...` in-process, the way cli/main.ts does (argument parsing, defaults,
- * -o, error → exit code), without loading the other layers' commands.
- */
+/** Runs `olmpub catalog <verb> ...` in-process through the CLI's own entry point, capturing both streams. */
 async function olmpub(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const [noun, verb, ...rest] = args;
-  assert.equal(noun, 'catalog');
-  const command = CATALOG_COMMANDS.find((c) => c.verb === verb)!;
-  const options = { ...(command.options ?? {}), ...GLOBAL_OPTIONS, ...(command.structuredOutput ? { output: OUTPUT_OPTION } : {}) };
   const stdout = new Capture();
   const stderr = new Capture();
-  let output: ReturnType<typeof parseOutputFormat> = 'text';
-  try {
-    const parsed = parseArgs({
-      args: rest,
-      allowPositionals: true,
-      strict: true,
-      options: Object.fromEntries(Object.entries(options).map(([n, o]) => [n, { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) }])),
-    });
-    if (parsed.values.help) return { code: 0, stdout: commandHelp(command), stderr: '' };
-    const values = { ...parsed.values } as CommandContext['values'];
-    for (const [n, o] of Object.entries(options)) if (values[n] === undefined && o.default !== undefined) values[n] = o.default;
-    output = parseOutputFormat(values.output as string | undefined);
-    const code = await command.run({ values, positionals: parsed.positionals, output, stdout: stdout as unknown as NodeJS.WriteStream, stderr: stderr as unknown as NodeJS.WriteStream });
-    return { code: code ?? 0, stdout: stdout.text, stderr: stderr.text };
-  } catch (err) {
-    if (!(err instanceof OlmpubError)) throw err;
-    if (output === 'json') stdout.text += JSON.stringify({ passed: false, error: err.toJSON() });
-    else stderr.text += `error: ${formatErrorTree(err)}\n`;
-    return { code: err.exitCode, stdout: stdout.text, stderr: stderr.text };
-  }
+  const code = await main(args, { stdout: stdout as unknown as NodeJS.WriteStream, stderr: stderr as unknown as NodeJS.WriteStream });
+  return { code, stdout: stdout.text, stderr: stderr.text };
 }
 
 describe('olmpub catalog (CLI)', function () {

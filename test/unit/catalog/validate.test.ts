@@ -1,26 +1,11 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import YAML from 'yaml';
-import { REPO_ROOT } from '../../support/env.js';
+import { catalogCorpus } from '../../support/fbc.js';
 import { formatErrorTree } from '../../../lib/errors.js';
 import { loadCatalogDir, loadFromFiles } from '../../../catalog/fbc/load.js';
 import { validateCatalog } from '../../../catalog/validate/validate.js';
 import type { DeclarativeConfig } from '../../../catalog/fbc/types.js';
 
-const FIXTURES = join(REPO_ROOT, 'test/fixtures/catalogs');
-
-interface Expect {
-  description: string;
-  opm: 'pass' | 'fail';
-  olmv1?: 'pass' | 'fail';
-  message?: string;
-  code?: string;
-}
-
-const cases = ['valid', 'invalid'].flatMap((kind) =>
-  readdirSync(join(FIXTURES, kind)).sort().map((name) => ({ kind, name, dir: join(FIXTURES, kind, name), expect: YAML.parse(readFileSync(join(FIXTURES, kind, name, 'expect.yaml'), 'utf8')) as Expect })),
-);
+const cases = catalogCorpus();
 
 describe('catalog/validate: the fixture corpus (expected verdicts, without opm)', () => {
   it('has the broken catalogs the issue lists', () => {
@@ -33,7 +18,7 @@ describe('catalog/validate: the fixture corpus (expected verdicts, without opm)'
 
   for (const c of cases) {
     it(`${c.kind}/${c.name}: ${c.expect.description}`, async () => {
-      const loaded = await loadCatalogDir(join(c.dir, 'catalog'));
+      const loaded = await loadCatalogDir(c.dir);
       const opmRules = validateCatalog(loaded, { rules: 'opm' });
       assert.equal(opmRules.passed, c.expect.opm === 'pass', opmRules.error ? formatErrorTree(opmRules.error) : 'passed');
       const full = validateCatalog(loaded);

@@ -10,7 +10,7 @@ import { MediaType } from '../../../bundle/oci/content.js';
 import { OciLayoutStore } from '../../../bundle/oci/layout.js';
 import { readAll } from '../../../bundle/oci/store.js';
 import { GZIP_HEADER, gzipBytes } from '../../../bundle/image/gzip.js';
-import { entriesFromDir, entriesFromFiles, normalizeEntries, sourceDateEpoch, tarStream } from '../../../bundle/image/tar.js';
+import { entriesFromDir, entriesFromFiles, normalizeEntries, readTar, sourceDateEpoch, tarStream } from '../../../bundle/image/tar.js';
 import { buildImage, imageConfig, mergeEnv, type BuildImageOptions } from '../../../bundle/image/build.js';
 import { applyLayer, unpackImage } from '../../../bundle/image/unpack.js';
 import { parseLdd } from '../../../bundle/image/host.js';
@@ -19,22 +19,7 @@ async function tarBytes(files: Parameters<typeof entriesFromFiles>[0], options =
   return readAll(tarStream(await normalizeEntries(entriesFromFiles(files)), options));
 }
 
-async function listTar(bytes: Buffer): Promise<Array<{ name: string; type: string; mode: number; uid: number; gid: number; mtime: number; uname: string }>> {
-  const out: Array<{ name: string; type: string; mode: number; uid: number; gid: number; mtime: number; uname: string }> = [];
-  const extract = tar.extract();
-  extract.on('entry', (h, s, next) => {
-    out.push({ name: h.name, type: h.type, mode: h.mode, uid: h.uid, gid: h.gid, mtime: h.mtime.getTime() / 1000, uname: h.uname });
-    s.on('end', () => next());
-    s.resume();
-  });
-  const done = new Promise((resolve, reject) => {
-    extract.on('finish', () => resolve(undefined));
-    extract.on('error', reject);
-  });
-  Readable.from([bytes]).pipe(extract as unknown as NodeJS.WritableStream);
-  await done;
-  return out;
-}
+const listTar = (bytes: Buffer) => readTar(bytes);
 
 describe('image: deterministic tar and gzip', () => {
   it('same input twice gives the same tar bytes, sorted, with explicit parent directories', async () => {

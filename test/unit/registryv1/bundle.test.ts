@@ -3,12 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createGunzip } from 'node:zlib';
-import { Readable } from 'node:stream';
-import tar from 'tar-stream';
 import YAML from 'yaml';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { OlmpubError } from '../../../lib/errors.js';
+import { readTar } from '../../../bundle/image/tar.js';
 import { installManifests } from '../../../bundle/manifests/index.js';
 import {
   ALLOWED_KINDS,
@@ -241,23 +239,9 @@ describe('registry+v1 bundle image', function () {
     assert.equal(a.manifest.json.layers.length, 1);
     const store = new OciLayoutStore(join(dir, 'a'));
     const layer = await readAll(await store.fetchBlob(a.manifest.json.layers[0]!));
-    const names: string[] = [];
-    const contents = new Map<string, string>();
-    await new Promise<void>((resolve, reject) => {
-      const ex = tar.extract();
-      ex.on('entry', (h, s, next) => {
-        const chunks: Buffer[] = [];
-        s.on('data', (c: unknown) => chunks.push(c as Buffer));
-        s.on('end', () => {
-          names.push(h.name);
-          if (h.type === 'file') contents.set(h.name, Buffer.concat(chunks).toString('utf8'));
-          next();
-        });
-      });
-      ex.on('finish', resolve);
-      ex.on('error', reject);
-      Readable.from([layer]).pipe(createGunzip()).pipe(ex);
-    });
+    const entries = await readTar(layer, { gzip: true });
+    const names = entries.map((e) => e.name);
+    const contents = new Map(entries.filter((e) => e.type === 'file').map((e) => [e.name, e.content.toString('utf8')]));
     assert.deepEqual(names.filter((n) => !n.endsWith('/')).sort(), bundle.files.map((f) => f.path).sort());
     for (const f of bundle.files) assert.equal(contents.get(f.path), f.content);
     const other = await writeBundleImage(build({ version: '0.4.1' }), { store, tag: 'v0.4.1', created: 1000 });
