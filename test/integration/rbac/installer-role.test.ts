@@ -100,13 +100,27 @@ describe('rbac on the real apiserver: the installer ServiceAccount and the pure 
 
   const objectLabel = (p: PlacedObject) => `${p.kind} ${p.namespace ? `${p.namespace}/` : ''}${p.name}`;
 
-  /** Deletes every bundle object as admin and waits until all are gone. */
+  /**
+   * Deletes every bundle object as admin and waits until all are gone. The apiserver's CRD finalizer can
+   * lose a conflict on its last status update while the CRD's storage re-initialises (it is created and
+   * deleted here dozens of times) and then waits for the next informer resync, minutes away; an
+   * annotation on the terminating CRD re-queues it, as any real edit would.
+   */
   const cleanBundle = async () => {
     for (const p of [...placed].reverse()) await kube.must('DELETE', objectPath(p), [200, 202, 404]);
+    let nudged = Date.now();
     await eventually(
       'bundle objects to be deleted',
       async () => {
-        for (const p of placed) if ((await kube.request('GET', objectPath(p))).status !== 404) return false;
+        const left = [];
+        for (const p of placed) if ((await kube.request('GET', objectPath(p))).status !== 404) left.push(p);
+        if (left.length && Date.now() - nudged > 10_000) {
+          nudged = Date.now();
+          for (const p of left.filter((x) => x.kind === 'CustomResourceDefinition')) {
+            await kube.request('PATCH', objectPath(p), { body: { metadata: { annotations: { 'olmpub.test/nudge': String(nudged) } } }, contentType: 'application/merge-patch+json' });
+          }
+        }
+        if (left.length) throw new Error(`still there: ${left.map(objectLabel).join(', ')}`);
         return true;
       },
       120_000,
